@@ -1,0 +1,65 @@
+import { loadConfig } from "./src/config.ts";
+import { setupLogging, logger } from "./src/log.ts";
+import { BrowserManager } from "./src/browser/lifecycle.ts";
+import { InstanceStore } from "./src/store/instance.ts";
+import { serveMcp } from "./src/mcp/server.ts";
+import type { AppContext } from "./src/mcp/context.ts";
+import { runDemo } from "./src/demo/run.ts";
+import denoJson from "./deno.json" with { type: "json" };
+
+export const VERSION: string = denoJson.version;
+/** Shutdown drains browser cleanup against one deadline (spec: 30 s). */
+const SHUTDOWN_DEADLINE_MS = 30_000;
+
+async function createApp(): Promise<AppContext> {
+  const config = loadConfig();
+  await setupLogging(config.logLevel);
+  const store = await InstanceStore.open(config.dataDir);
+  return { config, browsers: new BrowserManager(config), store, startedAt: new Date(), version: VERSION };
+}
+
+async function shutdown(app: AppContext): Promise<void> {
+  const cleanup = (async () => {
+    await app.browsers.stop().catch(() => {});
+    await app.store.close();
+  })();
+  const finished = await Promise.race([
+    cleanup.then(() => true),
+    new Promise<boolean>((r) => setTimeout(() => r(false), SHUTDOWN_DEADLINE_MS)),
+  ]);
+  if (!finished) logger("main").warn("shutdown deadline exhausted; cleanup incomplete");
+}
+
+async function main(args: string[]): Promise<number> {
+  const command = args[0] ?? "mcp";
+  if (command === "--version" || command === "version") {
+    console.log(VERSION);
+    return 0;
+  }
+  if (command === "mcp") {
+    const app = await createApp();
+    let stopping = false;
+    const stop = async () => {
+      if (stopping) return;
+      stopping = true;
+      await shutdown(app);
+      Deno.exit(0);
+    };
+    for (const signal of ["SIGINT", "SIGTERM"] as const) Deno.addSignalListener(signal, stop);
+    await serveMcp(app);
+    await stop();
+    return 0;
+  }
+  if (command === "demo") {
+    const app = await createApp();
+    try {
+      return await runDemo(app, args.slice(1));
+    } finally {
+      await shutdown(app);
+    }
+  }
+  console.error(`usage: krometrail [mcp | demo [URL] | --version]`);
+  return 2;
+}
+
+if (import.meta.main) Deno.exit(await main(Deno.args));

@@ -1,0 +1,115 @@
+import { join } from "node:path";
+import { ToolError } from "../errors.ts";
+import { readProfileLock } from "../store/profiles.ts";
+
+export interface LaunchOptions {
+  executable: string;
+  userDataDir: string;
+  profileLabel: string;
+  headless: boolean;
+  windowSize?: { width: number; height: number };
+  startupTimeoutMs?: number;
+}
+
+export interface LaunchedChrome {
+  process: Deno.ChildProcess;
+  port: number;
+  browserWsUrl: string;
+  /** Last bytes Chrome wrote to stderr, for launch diagnostics (never logged with paths). */
+  stderrTail(): string;
+}
+
+/** Flags that keep a managed Chrome quiet on closed networks and free of first-run UI. */
+export function chromeArgs(opts: LaunchOptions): string[] {
+  const args = [
+    "--remote-debugging-port=0",
+    "--remote-debugging-address=127.0.0.1",
+    `--user-data-dir=${opts.userDataDir}`,
+    "--no-first-run",
+    "--no-default-browser-check",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-quic",
+    "--disable-default-apps",
+    "--disable-features=Translate,MediaRouter,OptimizationHints",
+    "--password-store=basic",
+    "--use-mock-keychain",
+    `--window-size=${opts.windowSize?.width ?? 1280},${opts.windowSize?.height ?? 720}`,
+  ];
+  if (opts.headless) args.push("--headless", "--hide-scrollbars", "--mute-audio");
+  if (Deno.build.os === "linux" && Deno.uid() === 0) args.push("--no-sandbox");
+  args.push("about:blank");
+  return args;
+}
+
+export function profileInUseError(profileLabel: string, pid?: number): ToolError {
+  return new ToolError({
+    code: "profile_in_use",
+    message: `The browser profile "${profileLabel}" is already in use by another Chrome process${
+      pid ? ` (pid ${pid})` : ""
+    }.`,
+    retry: "after_recovery",
+    recovery:
+      `Close that Chrome window, or start with another profile (profile: "<name>"), or a temporary one (temporary: true), or attach to the running Chrome with attach_browser.`,
+    affected: { profile: profileLabel },
+  });
+}
+
+export async function launchChrome(opts: LaunchOptions): Promise<LaunchedChrome> {
+  await Deno.mkdir(opts.userDataDir, { recursive: true });
+  const lock = readProfileLock(opts.userDataDir);
+  if (lock?.live) throw profileInUseError(opts.profileLabel, lock.pid || undefined);
+  const portFile = join(opts.userDataDir, "DevToolsActivePort");
+  await Deno.remove(portFile).catch(() => {});
+
+  const child = new Deno.Command(opts.executable, {
+    args: chromeArgs(opts),
+    stdin: "null",
+    stdout: "null",
+    stderr: "piped",
+  }).spawn();
+  let tail = "";
+  const decoder = new TextDecoder();
+  (async () => {
+    try {
+      for await (const chunk of child.stderr) {
+        tail = (tail + decoder.decode(chunk, { stream: true })).slice(-4096);
+      }
+    } catch { /* process gone */ }
+  })();
+  let exited = false;
+  child.status.then(() => (exited = true));
+
+  const deadline = Date.now() + (opts.startupTimeoutMs ?? 20_000);
+  while (Date.now() < deadline) {
+    if (exited) break;
+    try {
+      const [portLine, path] = (await Deno.readTextFile(portFile)).split("\n");
+      const port = Number(portLine);
+      if (port > 0 && path) {
+        return { process: child, port, browserWsUrl: `ws://127.0.0.1:${port}${path}`, stderrTail: () => tail };
+      }
+    } catch { /* not written yet */ }
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  if (!exited) {
+    try {
+      child.kill("SIGKILL");
+    } catch { /* already gone */ }
+  }
+  await child.status.catch(() => {});
+  if (/existing browser session|ProcessSingleton|profile appears to be in use/i.test(tail)) {
+    throw profileInUseError(opts.profileLabel);
+  }
+  throw new ToolError({
+    code: "browser_launch_failed",
+    message: exited
+      ? "Chrome exited before opening its DevTools endpoint."
+      : "Chrome did not open its DevTools endpoint in time.",
+    retry: "safe",
+    recovery:
+      "Check that the executable is a working Chrome or Chromium (KROMETRAIL_CHROME); on Linux as root it must accept --no-sandbox.",
+    details: { stderr_tail: tail.replace(/\/[^\s:'"]+/g, "<path>").slice(-600) },
+  });
+}

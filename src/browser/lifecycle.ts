@@ -1,0 +1,233 @@
+import type { Config } from "../config.ts";
+import { noBrowser, ToolError } from "../errors.ts";
+import { DEFAULT_PROFILE, managedProfileDir } from "../store/profiles.ts";
+import { CdpConnection } from "./cdp.ts";
+import { discoverChrome } from "./discovery.ts";
+import { launchChrome } from "./launch.ts";
+import { BrowserSession, type FocusPolicy, nextSessionOrdinal, type ProfileIdentity } from "./session.ts";
+
+export interface StartOptions {
+  profile?: string;
+  temporary?: boolean;
+  headless?: boolean;
+  executable?: string;
+  url?: string;
+  every_nth_frame: number;
+  focus: FocusPolicy;
+}
+
+export interface AttachOptions {
+  endpoint: string;
+  every_nth_frame: number;
+}
+
+const LOOPBACK_HOSTS = new Set(["127.0.0.1", "localhost", "[::1]", "::1"]);
+
+/** Parses a CDP endpoint and refuses anything that is not on this machine's loopback. */
+export function parseLoopbackEndpoint(endpoint: string): URL {
+  let url: URL;
+  try {
+    url = new URL(/^[a-z]+:\/\//i.test(endpoint) ? endpoint : `http://${endpoint}`);
+  } catch {
+    throw new ToolError({
+      code: "invalid_endpoint",
+      message: `${JSON.stringify(endpoint.slice(0, 120))} is not a CDP endpoint URL.`,
+      retry: "never",
+      recovery: "Pass http://127.0.0.1:<port> (from chrome --remote-debugging-port) or its ws:// browser URL.",
+      affected: { argument: "endpoint" },
+    });
+  }
+  if (!["http:", "https:", "ws:", "wss:"].includes(url.protocol)) {
+    throw new ToolError({
+      code: "invalid_endpoint",
+      message: `Endpoint scheme ${url.protocol} is not supported.`,
+      retry: "never",
+      recovery: "Use an http:// or ws:// endpoint on 127.0.0.1.",
+      affected: { argument: "endpoint" },
+    });
+  }
+  if (!LOOPBACK_HOSTS.has(url.hostname) && !/^127\.\d+\.\d+\.\d+$/.test(url.hostname)) {
+    throw new ToolError({
+      code: "endpoint_not_loopback",
+      message: `Refusing to attach to ${url.hostname}: CDP endpoints must be on this machine's loopback interface.`,
+      retry: "never",
+      recovery:
+        "Start Chrome with --remote-debugging-port and attach to http://127.0.0.1:<port>; CDP grants full control and must not cross a network.",
+      affected: { argument: "endpoint" },
+    });
+  }
+  return url;
+}
+
+async function browserWsUrl(url: URL): Promise<string> {
+  if (url.protocol === "ws:" || url.protocol === "wss:") return url.href;
+  let body: { webSocketDebuggerUrl?: string };
+  try {
+    const res = await fetch(new URL("/json/version", url), { signal: AbortSignal.timeout(5_000) });
+    body = await res.json();
+  } catch {
+    throw new ToolError({
+      code: "endpoint_unreachable",
+      message: `No CDP endpoint answered at ${url.host}.`,
+      retry: "safe",
+      recovery: "Check that Chrome runs with --remote-debugging-port on that port, then attach again.",
+      affected: { argument: "endpoint" },
+    });
+  }
+  const ws = body.webSocketDebuggerUrl;
+  if (!ws) {
+    throw new ToolError({
+      code: "endpoint_unreachable",
+      message: "The endpoint did not report a browser websocket URL.",
+      retry: "never",
+      recovery: "Attach to the browser's own endpoint (http://127.0.0.1:<port>), not a page's.",
+    });
+  }
+  parseLoopbackEndpoint(ws);
+  return ws;
+}
+
+/** Owns the one browser session a process drives at a time. */
+export class BrowserManager {
+  #session?: BrowserSession;
+  #transition?: Promise<unknown>;
+
+  constructor(readonly config: Config) {}
+
+  get current(): BrowserSession | undefined {
+    return this.#session;
+  }
+
+  require(): BrowserSession {
+    const s = this.#session;
+    if (!s) throw noBrowser();
+    s.assertLive();
+    return s;
+  }
+
+  #assertFree(): void {
+    if (this.#transition) {
+      throw new ToolError({
+        code: "browser_transition_in_progress",
+        message: "Another start, attach or stop is still running.",
+        retry: "safe",
+        recovery: "Wait for it to finish, then retry.",
+      });
+    }
+    const s = this.#session;
+    if (s && !s.ended) {
+      throw new ToolError({
+        code: "browser_already_running",
+        message: `A browser session (${s.mode}) is already active.`,
+        retry: "after_recovery",
+        recovery: "Call stop_browser first, or keep using the current session.",
+        affected: { session_id: s.id },
+      });
+    }
+    // An ended session's slot is reaped before a new one starts.
+    this.#session = undefined;
+  }
+
+  async #exclusive<T>(work: () => Promise<T>): Promise<T> {
+    const p = work();
+    this.#transition = p;
+    try {
+      return await p;
+    } finally {
+      this.#transition = undefined;
+    }
+  }
+
+  start(opts: StartOptions): Promise<BrowserSession> {
+    this.#assertFree();
+    return this.#exclusive(async () => {
+      const found = discoverChrome({ explicit: opts.executable });
+      const headless = opts.headless ?? this.config.headless;
+      let userDataDir: string;
+      let profile: ProfileIdentity;
+      let cleanup: (() => Promise<void>) | undefined;
+      if (opts.temporary) {
+        userDataDir = await Deno.makeTempDir({ prefix: "krometrail-profile-" });
+        profile = { kind: "temporary" };
+        cleanup = () => Deno.remove(userDataDir, { recursive: true });
+      } else {
+        const name = opts.profile ?? DEFAULT_PROFILE;
+        userDataDir = managedProfileDir(this.config.dataDir, name);
+        profile = { kind: "managed", name };
+      }
+      const launched = await launchChrome({
+        executable: found.path,
+        userDataDir,
+        profileLabel: profile.kind === "managed" ? profile.name : "temporary",
+        headless,
+      });
+      let conn: CdpConnection;
+      try {
+        conn = await CdpConnection.connect(launched.browserWsUrl);
+      } catch (err) {
+        launched.process.kill("SIGKILL");
+        await cleanup?.().catch(() => {});
+        throw err;
+      }
+      const session = new BrowserSession({
+        conn,
+        ordinal: nextSessionOrdinal(),
+        mode: "launched",
+        profile,
+        config: { every_nth_frame: opts.every_nth_frame, focus: opts.focus, headless },
+        process: launched.process,
+        cleanup,
+      });
+      try {
+        await session.start();
+        if (opts.url) await session.navigate(session.page(), opts.url, "load", 30_000);
+      } catch (err) {
+        await session.stop().catch(() => {});
+        throw err;
+      }
+      this.#session = session;
+      return session;
+    });
+  }
+
+  attach(opts: AttachOptions): Promise<BrowserSession> {
+    const url = parseLoopbackEndpoint(opts.endpoint);
+    this.#assertFree();
+    return this.#exclusive(async () => {
+      const ws = await browserWsUrl(url);
+      const conn = await CdpConnection.connect(ws).catch(() => {
+        throw new ToolError({
+          code: "endpoint_unreachable",
+          message: "The CDP websocket refused the connection.",
+          retry: "safe",
+          recovery: "Check the endpoint and that no other client holds it exclusively, then attach again.",
+        });
+      });
+      const session = new BrowserSession({
+        conn,
+        ordinal: nextSessionOrdinal(),
+        mode: "attached",
+        profile: { kind: "attached", endpoint: `${url.protocol}//${url.host}` },
+        // Attachment keeps foreground behaviour: the browser stays externally owned.
+        config: { every_nth_frame: opts.every_nth_frame, focus: "foreground", headless: false },
+      });
+      try {
+        await session.start();
+      } catch (err) {
+        await conn.close();
+        throw err;
+      }
+      this.#session = session;
+      return session;
+    });
+  }
+
+  /** Idempotent: stopping with nothing running (or an ended session) reports success. */
+  async stop(): Promise<{ stopped: boolean; closed_browser: boolean; session_id?: string; mode?: string }> {
+    const s = this.#session;
+    if (!s) return { stopped: false, closed_browser: false };
+    const result = await this.#exclusive(() => s.stop());
+    this.#session = undefined;
+    return { stopped: true, closed_browser: result.closed_browser, session_id: s.id, mode: s.mode };
+  }
+}

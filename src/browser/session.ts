@@ -1,0 +1,354 @@
+import type { Protocol } from "devtools-protocol";
+import { CdpConnection } from "./cdp.ts";
+import { type DialogState, pageClosed, PageTarget } from "./targets.ts";
+import { ToolError } from "../errors.ts";
+import { logger } from "../log.ts";
+
+const log = logger("browser");
+
+export type FocusPolicy = "foreground" | "preserve";
+
+/** Immutable for the life of the session (spec: capture configuration is never changed mid-session). */
+export interface SessionConfig {
+  readonly every_nth_frame: number;
+  readonly focus: FocusPolicy;
+  readonly headless: boolean;
+}
+
+export type ProfileIdentity =
+  | { kind: "managed"; name: string }
+  | { kind: "temporary" }
+  | { kind: "attached"; endpoint: string };
+
+export interface SessionInit {
+  conn: CdpConnection;
+  ordinal: number;
+  mode: "launched" | "attached";
+  profile: ProfileIdentity;
+  config: SessionConfig;
+  process?: Deno.ChildProcess;
+  cleanup?: () => Promise<void>;
+}
+
+/** Bound on waiting for Chrome to hand us a page it created. */
+const ATTACH_TIMEOUT_MS = 5_000;
+
+let processSessionSeed = Math.floor(Math.random() * 900) + 100;
+/** Session ordinals start at a random seed so refs from a previous process rarely collide. */
+export function nextSessionOrdinal(): number {
+  return ++processSessionSeed;
+}
+
+/**
+ * One connection to one browser: its pages, the selected page, and the monotonic session clock.
+ * Everything here is CDP-level; presentation and MCP live above.
+ */
+export class BrowserSession {
+  readonly id = crypto.randomUUID();
+  readonly ordinal: number;
+  readonly mode: "launched" | "attached";
+  readonly profile: ProfileIdentity;
+  readonly config: SessionConfig;
+  readonly startedAt = new Date();
+  readonly #clockOrigin = performance.now();
+  browserVersion = "";
+  protocolVersion = "";
+  endedAt?: Date;
+  endReason?: string;
+  selectedPageId?: string;
+  readonly pages = new Map<string, PageTarget>();
+  #bySession = new Map<string, PageTarget>();
+  #byTarget = new Map<string, PageTarget>();
+  #pendingAttach = new Map<string, Promise<PageTarget | undefined>>();
+  #attachWaiters = new Map<string, Array<(page: PageTarget) => void>>();
+  #pageOrdinal = 0;
+  #interactionOrdinal = 0;
+  #conn: CdpConnection;
+  #process?: Deno.ChildProcess;
+  #cleanup?: () => Promise<void>;
+  #pageListeners = new Set<(page: PageTarget) => void>();
+
+  constructor(init: SessionInit) {
+    this.#conn = init.conn;
+    this.ordinal = init.ordinal;
+    this.mode = init.mode;
+    this.profile = init.profile;
+    this.config = init.config;
+    this.#process = init.process;
+    this.#cleanup = init.cleanup;
+  }
+
+  get ended(): boolean {
+    return this.endedAt !== undefined;
+  }
+
+  /** Session-relative milliseconds on the monotonic clock. */
+  now(): number {
+    return Math.round((performance.now() - this.#clockOrigin) * 1000) / 1000;
+  }
+
+  nextInteractionId(): string {
+    return `s${this.ordinal}-i${++this.#interactionOrdinal}`;
+  }
+
+  onPageAdded(listener: (page: PageTarget) => void): () => void {
+    this.#pageListeners.add(listener);
+    return () => this.#pageListeners.delete(listener);
+  }
+
+  async start(): Promise<void> {
+    const version = await this.#conn.send("Browser.getVersion");
+    this.browserVersion = version.product;
+    this.protocolVersion = version.protocolVersion;
+    this.#wireEvents();
+    this.#conn.onDisconnect(() => this.#markEnded("browser_disconnected"));
+    this.#process?.status.then(() => this.#markEnded("browser_exited"));
+    await this.#conn.send("Target.setDiscoverTargets", { discover: true });
+    // Chrome attaches every page itself (existing ones before it answers) and pauses new ones
+    // until we have enabled our domains, so no early event is lost.
+    await this.#conn.send("Target.setAutoAttach", {
+      autoAttach: true,
+      waitForDebuggerOnStart: true,
+      flatten: true,
+      filter: [{ type: "page" }],
+    });
+    await Promise.allSettled([...this.#pendingAttach.values()]);
+    if (!this.selectedPageId) {
+      const first = [...this.pages.values()][0];
+      if (first) this.selectedPageId = first.id;
+      else {
+        const created = await this.createPage("about:blank");
+        this.selectedPageId = created.id;
+      }
+    }
+  }
+
+  #wireEvents(): void {
+    const c = this.#conn;
+    c.on("Target.attachedToTarget", ({ sessionId, targetInfo, waitingForDebugger }, parent) => {
+      if (parent) return;
+      if (targetInfo.type !== "page" || targetInfo.url.startsWith("devtools://")) {
+        if (waitingForDebugger) c.send("Runtime.runIfWaitingForDebugger", undefined, sessionId).catch(() => {});
+        return;
+      }
+      this.#adopt(sessionId, targetInfo).catch((err) => log.debug("adopt failed: {err}", { err: String(err) }));
+    });
+    c.on("Target.targetInfoChanged", ({ targetInfo }) => {
+      const page = this.#byTarget.get(targetInfo.targetId);
+      if (page) page.title = targetInfo.title;
+    });
+    c.on("Target.targetDestroyed", ({ targetId }) => this.#removeTarget(targetId));
+    c.on("Target.detachedFromTarget", ({ targetId }) => {
+      if (targetId) this.#removeTarget(targetId);
+    });
+    const route = (sessionId: string | undefined) => (sessionId ? this.#bySession.get(sessionId) : undefined);
+    c.on("Page.frameNavigated", ({ frame }, sid) => route(sid)?.onFrameNavigated(frame));
+    c.on("Page.navigatedWithinDocument", ({ frameId, url }, sid) => route(sid)?.onSameDocumentNavigation(frameId, url));
+    c.on("Page.lifecycleEvent", ({ frameId, loaderId, name }, sid) => route(sid)?.onLifecycle(frameId, loaderId, name));
+    c.on("Page.frameStartedLoading", ({ frameId }, sid) => route(sid)?.onLoading(frameId, true));
+    c.on("Page.frameStoppedLoading", ({ frameId }, sid) => route(sid)?.onLoading(frameId, false));
+    c.on("Page.javascriptDialogOpening", (params, sid) => {
+      const page = route(sid);
+      if (!page) return;
+      page.dialog = {
+        type: params.type as DialogState["type"],
+        message: params.message.slice(0, 500),
+        ...(params.type === "prompt" ? { default_prompt: (params.defaultPrompt ?? "").slice(0, 200) } : {}),
+        opened_at: new Date().toISOString(),
+      };
+    });
+    c.on("Page.javascriptDialogClosed", (_params, sid) => {
+      const page = route(sid);
+      if (page) page.dialog = undefined;
+    });
+  }
+
+  /** Registers an auto-attached page, enables its domains, then lets it run. */
+  #adopt(sessionId: string, info: Protocol.Target.TargetInfo): Promise<PageTarget | undefined> {
+    const pending = this.#pendingAttach.get(info.targetId);
+    if (pending) return pending;
+    const existing = this.#byTarget.get(info.targetId);
+    if (existing) return Promise.resolve(existing);
+    const opener = info.openerId ? this.#byTarget.get(info.openerId) : undefined;
+    const page = new PageTarget({
+      conn: this.#conn,
+      ordinal: ++this.#pageOrdinal,
+      targetId: info.targetId,
+      sessionId,
+      url: info.url,
+      title: info.title,
+      openerPageId: opener?.id,
+    });
+    // Mapped before initialization so its events already route here.
+    this.#bySession.set(sessionId, page);
+    this.#byTarget.set(info.targetId, page);
+    this.pages.set(page.id, page);
+    const work = (async () => {
+      try {
+        await page.initialize();
+      } catch (err) {
+        log.warning("page init failed: {err}", { err: String(err) });
+      }
+      await page.send("Runtime.runIfWaitingForDebugger").catch(() => {});
+      for (const listener of this.#pageListeners) listener(page);
+      for (const waiter of this.#attachWaiters.get(info.targetId) ?? []) waiter(page);
+      this.#attachWaiters.delete(info.targetId);
+      return page;
+    })();
+    this.#pendingAttach.set(info.targetId, work);
+    work.finally(() => this.#pendingAttach.delete(info.targetId));
+    return work;
+  }
+
+  /** Resolves once the target has been adopted and initialized (bounded). */
+  #waitForAdoption(targetId: string, timeoutMs: number): Promise<PageTarget | undefined> {
+    const pending = this.#pendingAttach.get(targetId);
+    if (pending) return pending;
+    const existing = this.#byTarget.get(targetId);
+    if (existing) return Promise.resolve(existing);
+    return new Promise((resolve) => {
+      const list = this.#attachWaiters.get(targetId) ?? [];
+      const timer = setTimeout(() => resolve(undefined), timeoutMs);
+      list.push((p) => {
+        clearTimeout(timer);
+        resolve(p);
+      });
+      this.#attachWaiters.set(targetId, list);
+    });
+  }
+
+  #removeTarget(targetId: string): void {
+    const page = this.#byTarget.get(targetId);
+    if (!page) return;
+    page.markClosed();
+    this.#byTarget.delete(targetId);
+    this.#bySession.delete(page.sessionId);
+    this.pages.delete(page.id);
+    if (this.selectedPageId === page.id) {
+      const remaining = [...this.pages.values()];
+      this.selectedPageId = remaining.length > 0 ? remaining[remaining.length - 1].id : undefined;
+    }
+  }
+
+  #markEnded(reason: string): void {
+    if (this.endedAt) return;
+    this.endedAt = new Date();
+    this.endReason = reason;
+    for (const page of this.pages.values()) page.markClosed();
+  }
+
+  assertLive(): void {
+    if (this.ended) {
+      throw new ToolError({
+        code: "session_ended",
+        message: `The browser session ended (${this.endReason ?? "unknown"}).`,
+        retry: "after_recovery",
+        recovery: "Call start_browser (or attach_browser) to begin a new session.",
+        affected: { session_id: this.id },
+      });
+    }
+  }
+
+  /** The page named by page_id, or the selected page when omitted. */
+  page(pageId?: string): PageTarget {
+    this.assertLive();
+    const id = pageId ?? this.selectedPageId;
+    if (!id) {
+      throw new ToolError({
+        code: "no_page",
+        message: "The browser has no open page.",
+        retry: "after_recovery",
+        recovery: "Call create_page, or start_browser for a new session.",
+        affected: { session_id: this.id },
+      });
+    }
+    const page = this.pages.get(id);
+    if (!page) {
+      if (/^p\d+$/.test(id)) throw pageClosed(id);
+      throw new ToolError({
+        code: "page_not_found",
+        message: `No page has id ${JSON.stringify(id.slice(0, 40))}.`,
+        retry: "never",
+        recovery: "Call list_pages for the current page ids.",
+        affected: { page_id: id.slice(0, 40) },
+      });
+    }
+    return page;
+  }
+
+  async createPage(url: string, background = false): Promise<PageTarget> {
+    this.assertLive();
+    const { targetId } = await this.#conn.send("Target.createTarget", {
+      url: "about:blank",
+      background: background || this.config.focus === "preserve",
+    });
+    const page = await this.#waitForAdoption(targetId, ATTACH_TIMEOUT_MS);
+    if (!page) {
+      throw new ToolError({
+        code: "page_attach_failed",
+        message: "The new page did not become controllable in time.",
+        retry: "safe",
+        recovery: "Call list_pages; if the page is missing, create_page again.",
+      });
+    }
+    if (url !== "about:blank") await this.navigate(page, url, "load", 30_000);
+    return page;
+  }
+
+  async closePage(page: PageTarget): Promise<void> {
+    await this.#conn.send("Target.closeTarget", { targetId: page.targetId });
+    this.#removeTarget(page.targetId);
+  }
+
+  async activate(page: PageTarget): Promise<void> {
+    if (this.config.focus === "preserve") return;
+    await this.#conn.send("Target.activateTarget", { targetId: page.targetId }).catch(() => {});
+  }
+
+  async navigate(
+    page: PageTarget,
+    url: string,
+    waitUntil: "load" | "none",
+    timeoutMs: number,
+  ): Promise<{ loaded: boolean }> {
+    const result = await page.send("Page.navigate", { url }, timeoutMs);
+    if (result.errorText) {
+      throw new ToolError({
+        code: "navigation_failed",
+        message: `Navigation failed: ${result.errorText}.`,
+        retry: "safe",
+        recovery: "Check that the URL is reachable from this machine, then navigate again.",
+        affected: { page_id: page.id },
+        details: { error_text: result.errorText },
+      });
+    }
+    if (waitUntil === "none" || !result.loaderId) return { loaded: waitUntil === "none" ? false : true };
+    return { loaded: await page.waitForLoad(result.loaderId, timeoutMs) };
+  }
+
+  /** Stops a launched browser or detaches from an attached one; idempotent. */
+  async stop(): Promise<{ closed_browser: boolean }> {
+    const wasLive = !this.ended;
+    let closed = false;
+    if (this.mode === "launched") {
+      if (wasLive) await this.#conn.send("Browser.close", undefined, undefined, 5_000).catch(() => {});
+      if (this.#process) {
+        const exited = await Promise.race([
+          this.#process.status.then(() => true),
+          new Promise<boolean>((r) => setTimeout(() => r(false), 5_000)),
+        ]);
+        if (!exited) {
+          try {
+            this.#process.kill("SIGKILL");
+          } catch { /* already gone */ }
+          await this.#process.status.catch(() => {});
+        }
+      }
+      closed = true;
+    }
+    await this.#conn.close();
+    this.#markEnded("stopped");
+    await this.#cleanup?.().catch(() => {});
+    return { closed_browser: closed && wasLive };
+  }
+}

@@ -1,0 +1,172 @@
+import type { CdpConnection, CommandParams, CommandResult, Commands } from "./cdp.ts";
+import { ToolError } from "../errors.ts";
+
+export interface DialogState {
+  type: "alert" | "confirm" | "prompt" | "beforeunload";
+  message: string;
+  default_prompt?: string;
+  opened_at: string;
+}
+
+type LoadWaiter = { loaderId?: string; resolve: () => void };
+
+/** Bounded memory of documents that reached load, so a late waiter still resolves. */
+const LOADED_MEMORY = 16;
+
+/**
+ * One attached page target. `generation` counts documents seen through this attachment: it bumps
+ * on every main-frame document replacement, so snapshot refs can tell they are stale.
+ */
+export class PageTarget {
+  readonly id: string;
+  readonly ordinal: number;
+  readonly targetId: string;
+  readonly sessionId: string;
+  readonly openerPageId?: string;
+  readonly createdAt = Date.now();
+  url: string;
+  title: string;
+  generation = 1;
+  mainFrameId?: string;
+  loaderId?: string;
+  dialog?: DialogState;
+  closed = false;
+  /** Main frame is between frameStartedLoading and frameStoppedLoading. */
+  loading = false;
+  #conn: CdpConnection;
+  #loaded: string[] = [];
+  #waiters = new Set<LoadWaiter>();
+  #navigationCount = 0;
+
+  constructor(init: {
+    conn: CdpConnection;
+    ordinal: number;
+    targetId: string;
+    sessionId: string;
+    url: string;
+    title: string;
+    openerPageId?: string;
+  }) {
+    this.#conn = init.conn;
+    this.ordinal = init.ordinal;
+    this.id = `p${init.ordinal}`;
+    this.targetId = init.targetId;
+    this.sessionId = init.sessionId;
+    this.url = init.url;
+    this.title = init.title;
+    this.openerPageId = init.openerPageId;
+  }
+
+  /** Count of main-frame navigations (document or same-document) since attach. */
+  get navigationCount(): number {
+    return this.#navigationCount;
+  }
+
+  send<M extends keyof Commands>(method: M, params?: CommandParams<M>, timeoutMs?: number): Promise<CommandResult<M>> {
+    if (this.closed) throw pageClosed(this.id);
+    return this.#conn.send(method, params, this.sessionId, timeoutMs);
+  }
+
+  async initialize(): Promise<void> {
+    await Promise.all([
+      this.send("Page.enable"),
+      this.send("Page.setLifecycleEventsEnabled", { enabled: true }),
+      this.send("Runtime.enable"),
+    ]);
+    const { frameTree } = await this.send("Page.getFrameTree");
+    this.mainFrameId = frameTree.frame.id;
+    this.loaderId = frameTree.frame.loaderId;
+    this.url = frameTree.frame.url + (frameTree.frame.urlFragment ?? "");
+  }
+
+  onFrameNavigated(frame: { id: string; parentId?: string; loaderId: string; url: string; urlFragment?: string }) {
+    if (frame.parentId) return;
+    this.mainFrameId = frame.id;
+    this.url = frame.url + (frame.urlFragment ?? "");
+    this.#navigationCount++;
+    if (frame.loaderId !== this.loaderId) {
+      this.loaderId = frame.loaderId;
+      this.generation++;
+    }
+  }
+
+  onSameDocumentNavigation(frameId: string, url: string) {
+    if (frameId !== this.mainFrameId) return;
+    this.url = url;
+    this.#navigationCount++;
+  }
+
+  /** DOM.documentUpdated-style replacement without a new loader (document.open and friends). */
+  onDocumentReplaced() {
+    this.generation++;
+  }
+
+  onLifecycle(frameId: string, loaderId: string, name: string) {
+    if (frameId !== this.mainFrameId || name !== "load") return;
+    this.#loaded.push(loaderId);
+    if (this.#loaded.length > LOADED_MEMORY) this.#loaded.shift();
+    for (const waiter of [...this.#waiters]) {
+      if (!waiter.loaderId || waiter.loaderId === loaderId) {
+        this.#waiters.delete(waiter);
+        waiter.resolve();
+      }
+    }
+  }
+
+  /** Resolves when the given document (or the next one, without a loader id) fires load. */
+  waitForLoad(loaderId: string | undefined, timeoutMs: number): Promise<boolean> {
+    if (loaderId && this.#loaded.includes(loaderId)) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const waiter: LoadWaiter = {
+        loaderId,
+        resolve: () => {
+          clearTimeout(timer);
+          resolve(true);
+        },
+      };
+      const timer = setTimeout(() => {
+        this.#waiters.delete(waiter);
+        resolve(false);
+      }, timeoutMs);
+      this.#waiters.add(waiter);
+    });
+  }
+
+  onLoading(frameId: string, loading: boolean) {
+    if (frameId === this.mainFrameId) this.loading = loading;
+  }
+
+  /** Waits until the main frame stops loading, bounded; true when it did. */
+  async waitForIdle(timeoutMs: number): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.loading && !this.closed && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    return !this.loading;
+  }
+
+  markClosed() {
+    this.closed = true;
+    for (const waiter of this.#waiters) waiter.resolve();
+    this.#waiters.clear();
+  }
+
+  describe(selected: boolean): Record<string, unknown> {
+    return {
+      page_id: this.id,
+      url: this.url,
+      title: this.title,
+      selected,
+      ...(this.openerPageId ? { opener_page_id: this.openerPageId } : {}),
+      dialog: this.dialog ? { open: true, type: this.dialog.type } : { open: false },
+    };
+  }
+}
+
+export function pageClosed(pageId: string): ToolError {
+  return new ToolError({
+    code: "page_closed",
+    message: `Page ${pageId} is closed.`,
+    retry: "never",
+    recovery: "Call list_pages and select an open page, or create_page.",
+    affected: { page_id: pageId },
+  });
+}

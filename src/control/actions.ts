@@ -1,0 +1,318 @@
+import type { BrowserSession } from "../browser/session.ts";
+import type { PageTarget } from "../browser/targets.ts";
+import { dispatchChord, dispatchClick, type Modifier, type MouseButton, parseChord } from "../browser/input.ts";
+import { ToolError } from "../errors.ts";
+import type { Detail } from "../snapshot/present.ts";
+import type { InstanceStore } from "../store/instance.ts";
+import { beginAction, type Observation, observe } from "./observation.ts";
+import { describeElementSource, pageForTarget, releaseTargeting, resolveTarget, type TargetSpec } from "./targeting.ts";
+import { recordInteraction } from "./timeline.ts";
+
+export interface ActionEnv {
+  session: BrowserSession;
+  store: InstanceStore;
+  detail: Detail;
+  inlineImage: boolean;
+}
+
+export function dialogOpen(page: PageTarget): ToolError {
+  return new ToolError({
+    code: "dialog_open",
+    message: `A ${page.dialog?.type ?? "JavaScript"} dialog is open on ${page.id} and blocks the page.`,
+    retry: "after_recovery",
+    recovery: "Handle the dialog first (handle_dialog accept or dismiss), then retry.",
+    affected: { page_id: page.id },
+  });
+}
+
+function usablePage(page: PageTarget): PageTarget {
+  if (page.dialog) throw dialogOpen(page);
+  return page;
+}
+
+/** Runs dispatch inside an interaction: record timing, observe, persist the record. */
+async function interact(
+  env: ActionEnv,
+  page: PageTarget,
+  operation: string,
+  params: Record<string, unknown>,
+  dispatch: () => Promise<void>,
+  startedMs?: number,
+): Promise<Observation> {
+  const ctx = beginAction(env.session, page, operation, params);
+  if (startedMs !== undefined) ctx.record.started_ms = startedMs;
+  try {
+    await dispatch();
+    ctx.record.dispatched_ms = env.session.now();
+  } catch (err) {
+    // Dispatch itself failed: no observation; the error carries the interaction anchor.
+    ctx.record.outcome = "failed";
+    ctx.record.error_code = err instanceof ToolError ? err.code : "dispatch_failed";
+    recordInteraction(env.session, ctx.record);
+    throw err;
+  }
+  const observation = await observe(ctx, { store: env.store, detail: env.detail, inlineImage: env.inlineImage });
+  recordInteraction(env.session, ctx.record);
+  await releaseTargeting(page);
+  return observation;
+}
+
+const HIT_TEST = `function(x, y) {
+  if (this.ownerDocument !== document) return { ok: true, skipped: true };
+  let hit = document.elementFromPoint(x, y);
+  while (hit && hit.shadowRoot) {
+    const inner = hit.shadowRoot.elementFromPoint(x, y);
+    if (!inner || inner === hit) break;
+    hit = inner;
+  }
+  if (!hit) return { ok: false, by: "nothing (point is outside the viewport)" };
+  for (let n = hit; n; n = n.parentNode || n.host) if (n === this) return { ok: true };
+  for (const l of this.labels || []) for (let n = hit; n; n = n.parentNode || n.host) if (n === l) return { ok: true };
+  return { ok: false, by: (${describeElementSource}).call(hit) };
+}`;
+
+async function clickPoint(page: PageTarget, objectId: string, backendNodeId: number): Promise<{ x: number; y: number }> {
+  await page.send("DOM.scrollIntoViewIfNeeded", { backendNodeId }).catch(() => {});
+  let quads: number[][] = [];
+  try {
+    quads = (await page.send("DOM.getContentQuads", { backendNodeId })).quads;
+  } catch { /* no layout object */ }
+  const quad = quads.find((q) => Math.abs((q[4] - q[0]) * (q[5] - q[1])) > 0.5) ?? quads[0];
+  if (!quad) {
+    throw new ToolError({
+      code: "element_not_visible",
+      message: "The element has no visible box to act on.",
+      retry: "after_recovery",
+      recovery: "Wait until it is visible (take a snapshot or screenshot to check), or target a visible element.",
+      affected: { page_id: page.id },
+    });
+  }
+  const x = (quad[0] + quad[2] + quad[4] + quad[6]) / 4;
+  const y = (quad[1] + quad[3] + quad[5] + quad[7]) / 4;
+  const { result } = await page.send("Runtime.callFunctionOn", {
+    objectId,
+    functionDeclaration: HIT_TEST,
+    arguments: [{ value: x }, { value: y }],
+    returnByValue: true,
+  });
+  const hit = result.value as { ok: boolean; by?: string } | undefined;
+  if (hit && !hit.ok) {
+    throw new ToolError({
+      code: "click_intercepted",
+      message: `The click would land on ${hit.by} instead of the target; nothing was clicked.`,
+      retry: "after_recovery",
+      recovery: "Close or wait out the covering element (an overlay or dialog), or target it instead.",
+      affected: { page_id: page.id },
+      details: { x: Math.round(x), y: Math.round(y), covered_by: hit.by },
+    });
+  }
+  return { x, y };
+}
+
+export interface ClickOptions {
+  button: MouseButton;
+  click_count: number;
+  modifiers: Modifier[];
+}
+
+export async function click(env: ActionEnv, spec: TargetSpec, opts: ClickOptions, pageId?: string) {
+  const startedMs = env.session.now();
+  const page = usablePage(pageForTarget(env.session, spec, pageId));
+  const target = await resolveTarget(env.session, spec, page.id);
+  const point = target.kind === "point"
+    ? { x: target.x, y: target.y }
+    : await clickPoint(page, target.objectId, target.backendNodeId);
+  const params = { target: target.kind === "element" ? { ref: target.ref, via: target.via } : point, ...opts };
+  const observation = await interact(env, page, "click", params, async () => {
+    await env.session.activate(page);
+    await dispatchClick(page, point.x, point.y, {
+      button: opts.button,
+      clickCount: opts.click_count,
+      modifiers: opts.modifiers,
+    });
+  }, startedMs);
+  observation.structured.target = target.kind === "element" ? { ref: target.ref, via: target.via } : point;
+  return observation;
+}
+
+const FIELD_KIND = `function() {
+  const el = this;
+  const tag = el.tagName ? el.tagName.toLowerCase() : "";
+  const disabled = !!el.disabled || el.getAttribute?.("aria-disabled") === "true";
+  const readonly = !!el.readOnly || el.getAttribute?.("aria-readonly") === "true";
+  if (tag === "select") return { kind: "select", disabled, readonly };
+  if (tag === "textarea") return { kind: "text", disabled, readonly };
+  if (tag === "input") {
+    const t = (el.type || "text").toLowerCase();
+    if (["checkbox", "radio"].includes(t)) return { kind: "toggle", disabled, readonly };
+    if (t === "file") return { kind: "file", disabled, readonly };
+    if (["button", "submit", "reset", "image", "hidden"].includes(t)) return { kind: "other", disabled, readonly };
+    if (["date", "time", "datetime-local", "month", "week", "color", "range"].includes(t)) return { kind: "native", disabled, readonly };
+    return { kind: "text", disabled, readonly };
+  }
+  if (el.isContentEditable) return { kind: "editable", disabled, readonly };
+  return { kind: "other", disabled, readonly };
+}`;
+
+const SELECT_ALL = `function() {
+  if (typeof this.select === "function") { this.select(); return; }
+  const range = document.createRange();
+  range.selectNodeContents(this);
+  const sel = getSelection();
+  sel.removeAllRanges();
+  sel.addRange(range);
+}`;
+
+const SET_NATIVE_VALUE = `function(value) {
+  const setter = Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, "value").set;
+  setter.call(this, value);
+  this.dispatchEvent(new Event("input", { bubbles: true }));
+  this.dispatchEvent(new Event("change", { bubbles: true }));
+  return this.value;
+}`;
+
+export async function fill(env: ActionEnv, spec: TargetSpec, value: string, pageId?: string) {
+  const startedMs = env.session.now();
+  const page = usablePage(pageForTarget(env.session, spec, pageId));
+  const target = await resolveTarget(env.session, spec, page.id);
+  if (target.kind !== "element") {
+    throw new ToolError({
+      code: "invalid_target",
+      message: "fill needs an element (ref, locator or selector), not coordinates.",
+      retry: "never",
+      recovery: "Pass the field's ref from snapshot_page, or a locator like {\"label\": \"Email\"}.",
+    });
+  }
+  const { result } = await page.send("Runtime.callFunctionOn", {
+    objectId: target.objectId,
+    functionDeclaration: FIELD_KIND,
+    returnByValue: true,
+  });
+  const field = result.value as { kind: string; disabled: boolean; readonly: boolean };
+  const advice: Record<string, string> = {
+    select: "Use select_option for <select> elements.",
+    toggle: "Use click to change a checkbox or radio button.",
+    file: "Use upload_files for file inputs.",
+    other: "Target a text input, textarea or contenteditable element.",
+  };
+  if (advice[field.kind] || field.disabled || field.readonly) {
+    throw new ToolError({
+      code: "not_editable",
+      message: field.disabled
+        ? "The field is disabled."
+        : field.readonly
+        ? "The field is read-only."
+        : `The target is not a fillable field (${field.kind}).`,
+      retry: field.disabled || field.readonly ? "after_recovery" : "never",
+      recovery: advice[field.kind] ?? "Wait until the field is enabled, then retry.",
+      affected: { page_id: page.id, ref: target.ref },
+    });
+  }
+  const params = { target: { ref: target.ref, via: target.via }, value_length: value.length };
+  const observation = await interact(env, page, "fill", params, async () => {
+    await page.send("DOM.scrollIntoViewIfNeeded", { backendNodeId: target.backendNodeId }).catch(() => {});
+    if (field.kind === "native") {
+      await page.send("Runtime.callFunctionOn", {
+        objectId: target.objectId,
+        functionDeclaration: SET_NATIVE_VALUE,
+        arguments: [{ value }],
+      });
+      return;
+    }
+    await page.send("DOM.focus", { backendNodeId: target.backendNodeId });
+    await page.send("Runtime.callFunctionOn", { objectId: target.objectId, functionDeclaration: SELECT_ALL });
+    if (value.length === 0) await dispatchChord(page, parseChord("Delete"));
+    else await page.send("Input.insertText", { text: value });
+  }, startedMs);
+  if (field.kind === "text" || field.kind === "native") {
+    const readBack = await page.send("Runtime.callFunctionOn", {
+      objectId: target.objectId,
+      functionDeclaration: "function() { return this.value; }",
+      returnByValue: true,
+    }).catch(() => undefined);
+    if (readBack && readBack.result.value !== value) {
+      const warnings = (observation.structured.warnings as string[] | undefined) ?? [];
+      warnings.push("value_differs: the field holds a different value than requested (maxlength, mask or script)");
+      observation.structured.warnings = warnings;
+    }
+  }
+  observation.structured.target = { ref: target.ref, via: target.via };
+  return observation;
+}
+
+export async function pressKeys(env: ActionEnv, keys: string[], spec: TargetSpec | undefined, pageId?: string) {
+  const startedMs = env.session.now();
+  const chords = keys.map(parseChord);
+  const page = usablePage(spec ? pageForTarget(env.session, spec, pageId) : env.session.page(pageId));
+  const target = spec ? await resolveTarget(env.session, spec, page.id) : undefined;
+  if (target && target.kind !== "element") {
+    throw new ToolError({
+      code: "invalid_target",
+      message: "press_keys focuses an element (ref, locator or selector), not coordinates.",
+      retry: "never",
+      recovery: "Omit the target to type into the focused element, or pass a ref.",
+    });
+  }
+  const params = { keys, ...(target ? { target: { ref: target.ref, via: target.via } } : {}) };
+  return await interact(env, page, "press_keys", params, async () => {
+    if (target) await page.send("DOM.focus", { backendNodeId: target.backendNodeId });
+    for (const chord of chords) await dispatchChord(page, chord);
+  }, startedMs);
+}
+
+export type NavigationOp = "navigate" | "reload" | "back" | "forward";
+
+export async function navigation(
+  env: ActionEnv,
+  op: NavigationOp,
+  opts: { url?: string; timeoutMs: number; waitUntil: "load" | "none"; ignoreCache?: boolean },
+  pageId?: string,
+) {
+  const page = usablePage(env.session.page(pageId));
+  const operation = op === "navigate" ? "navigate_page" : op === "reload" ? "reload_page" : op === "back" ? "go_back" : "go_forward";
+  let historyEntry: number | undefined;
+  if (op === "back" || op === "forward") {
+    const history = await page.send("Page.getNavigationHistory");
+    const index = history.currentIndex + (op === "back" ? -1 : 1);
+    const entry = history.entries[index];
+    if (!entry) {
+      throw new ToolError({
+        code: "no_history_entry",
+        message: `Page ${page.id} has no ${op === "back" ? "previous" : "next"} history entry.`,
+        retry: "never",
+        recovery: "Use navigate_page with a URL instead.",
+        affected: { page_id: page.id },
+      });
+    }
+    historyEntry = entry.id;
+  }
+  const params = op === "navigate" ? { url: opts.url } : {};
+  return await interact(env, page, operation, params, async () => {
+    if (op === "navigate") {
+      const { loaded } = await env.session.navigate(page, opts.url ?? "about:blank", opts.waitUntil, opts.timeoutMs);
+      if (!loaded && opts.waitUntil === "load") throw navigationTimeout(page, opts.timeoutMs);
+      return;
+    }
+    const loaderBefore = page.loaderId;
+    if (op === "reload") await page.send("Page.reload", { ignoreCache: opts.ignoreCache ?? false });
+    else await page.send("Page.navigateToHistoryEntry", { entryId: historyEntry as number });
+    if (opts.waitUntil === "none") return;
+    // History moves may stay within the document (no new loader); only wait when a load is coming.
+    await new Promise((r) => setTimeout(r, 30));
+    if (page.loading || page.loaderId !== loaderBefore || op === "reload") {
+      const loaded = await page.waitForLoad(page.loaderId !== loaderBefore ? page.loaderId : undefined, opts.timeoutMs);
+      if (!loaded) throw navigationTimeout(page, opts.timeoutMs);
+    }
+  });
+}
+
+function navigationTimeout(page: PageTarget, timeoutMs: number): ToolError {
+  return new ToolError({
+    code: "navigation_timeout",
+    message: `The page did not finish loading within ${timeoutMs} ms.`,
+    retry: "safe",
+    recovery: "Raise timeout_ms, or pass wait_until: \"none\" and check the page with snapshot_page.",
+    affected: { page_id: page.id },
+    details: { timeout_ms: timeoutMs },
+  });
+}

@@ -1,0 +1,219 @@
+import type { BrowserSession } from "../browser/session.ts";
+import type { PageTarget } from "../browser/targets.ts";
+import type { InstanceStore } from "../store/instance.ts";
+import { acquireSnapshot } from "../snapshot/acquire.ts";
+import { type Detail, presentSnapshot, semanticOutcomes, unchangedMarker } from "../snapshot/present.ts";
+import { cdpMessage } from "../browser/cdp.ts";
+
+/** The spec's bounded compositor rendezvous: two animation frames, at most 250 ms. */
+export const RENDEZVOUS_CAP_MS = 250;
+const NAVIGATION_SETTLE_MS = 10_000;
+const SCREENSHOT_TIMEOUT_MS = 5_000;
+
+export interface InteractionRecord {
+  interaction_id: string;
+  session_id: string;
+  page_id: string;
+  operation: string;
+  params: Record<string, unknown>;
+  started_ms: number;
+  dispatched_ms?: number;
+  completed_ms?: number;
+  observed_ms?: number;
+  outcome: "ok" | "failed" | "degraded";
+  navigation?: { url: string; new_document: boolean };
+  error_code?: string;
+  warnings: string[];
+}
+
+export interface ActionContext {
+  session: BrowserSession;
+  page: PageTarget;
+  record: InteractionRecord;
+  startedAt: Date;
+  before: { url: string; generation: number; navigationCount: number; pageIds: Set<string> };
+}
+
+export function beginAction(
+  session: BrowserSession,
+  page: PageTarget,
+  operation: string,
+  params: Record<string, unknown>,
+): ActionContext {
+  return {
+    session,
+    page,
+    startedAt: new Date(),
+    before: {
+      url: page.url,
+      generation: page.generation,
+      navigationCount: page.navigationCount,
+      pageIds: new Set(session.pages.keys()),
+    },
+    record: {
+      interaction_id: session.nextInteractionId(),
+      session_id: session.id,
+      page_id: page.id,
+      operation,
+      params,
+      started_ms: session.now(),
+      outcome: "ok",
+      warnings: [],
+    },
+  };
+}
+
+export async function rendezvous(page: PageTarget): Promise<boolean> {
+  const frames = page.send("Runtime.evaluate", {
+    expression: "new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))",
+    awaitPromise: true,
+    returnByValue: true,
+  }, RENDEZVOUS_CAP_MS + 50).then((r) => r.result.value === true).catch(() => false);
+  const cap = new Promise<boolean>((r) => setTimeout(() => r(false), RENDEZVOUS_CAP_MS));
+  return await Promise.race([frames, cap]);
+}
+
+export function pngSize(bytes: Uint8Array): { width: number; height: number } {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  return bytes.byteLength >= 24 ? { width: view.getUint32(16), height: view.getUint32(20) } : { width: 0, height: 0 };
+}
+
+export function decodeBase64(data: string): Uint8Array {
+  const bin = atob(data);
+  const out = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+  return out;
+}
+
+export interface Observation {
+  structured: Record<string, unknown>;
+  text: string;
+  image?: { data: string; mimeType: string };
+}
+
+export interface ObserveOptions {
+  store: InstanceStore;
+  detail: Detail;
+  inlineImage: boolean;
+}
+
+/**
+ * Completes an action: settles navigation it started, waits for the compositor rendezvous, takes
+ * the post-action screenshot (an evidence resource) and the snapshot, and finishes the record.
+ * Observation failures degrade the result; they never turn a proven dispatch into an error.
+ */
+export async function observe(ctx: ActionContext, opts: ObserveOptions): Promise<Observation> {
+  const { session, page, record } = ctx;
+  record.completed_ms ??= session.now();
+  const warnings = record.warnings;
+  let rendezvousObserved = false;
+  let screenshot: Record<string, unknown> | undefined;
+  let image: Observation["image"];
+  let snapshotBlock: Record<string, unknown> | undefined;
+  let snapshotText = "";
+  let outcomes: Array<{ role: string; text: string }> = [];
+
+  if (!page.closed && !page.dialog) {
+    rendezvousObserved = await rendezvous(page);
+    if (page.loading || page.generation !== ctx.before.generation) {
+      const idle = await page.waitForIdle(NAVIGATION_SETTLE_MS);
+      if (!idle) warnings.push("navigation_still_loading");
+      if (!page.dialog) rendezvousObserved = await rendezvous(page);
+    }
+  }
+  const navigated = page.navigationCount !== ctx.before.navigationCount || page.url !== ctx.before.url;
+  const newDocument = page.generation !== ctx.before.generation;
+  if (navigated) record.navigation = { url: page.url, new_document: newDocument };
+
+  if (page.closed) {
+    warnings.push("page_closed_during_action");
+  } else if (page.dialog) {
+    warnings.push("dialog_open_blocks_observation");
+  } else {
+    try {
+      const shot = await page.send("Page.captureScreenshot", { format: "png" }, SCREENSHOT_TIMEOUT_MS);
+      const bytes = decodeBase64(shot.data);
+      const saved = await opts.store.writeEvidence("screenshots", "png", bytes);
+      screenshot = {
+        uri: saved.uri,
+        mime_type: "image/png",
+        ...pngSize(bytes),
+        rendezvous: rendezvousObserved ? "observed" : "unobserved",
+        ...(rendezvousObserved ? {} : {
+          marker: "compositor_rendezvous_unobserved",
+          marker_note:
+            "Image is not confirmed settled; retained temporal frames are the authority for settled visual state.",
+        }),
+      };
+      if (opts.inlineImage) image = { data: shot.data, mimeType: "image/png" };
+    } catch (err) {
+      warnings.push(`screenshot_unavailable: ${cdpMessage(err)}`);
+    }
+    try {
+      const { snapshot, unchanged } = await acquireSnapshot(session, page);
+      outcomes = semanticOutcomes(snapshot);
+      if (unchanged && opts.detail !== "full") {
+        snapshotBlock = unchangedMarker(snapshot);
+        snapshotText = `snapshot unchanged (generation ${snapshot.snapshot_generation}, ${
+          snapshotBlock.target_count as number
+        } targets)`;
+      } else {
+        const presented = presentSnapshot(snapshot, opts.detail);
+        snapshotBlock = presented.structured;
+        snapshotText = presented.text;
+      }
+    } catch (err) {
+      warnings.push(`snapshot_unavailable: ${cdpMessage(err)}`);
+    }
+  }
+  record.observed_ms = session.now();
+  if (warnings.some((w) => w.startsWith("screenshot_unavailable") || w.startsWith("snapshot_unavailable"))) {
+    record.outcome = "degraded";
+  }
+
+  const newPages = [...session.pages.values()].filter((p) => !ctx.before.pageIds.has(p.id)).map((p) => ({
+    page_id: p.id,
+    url: p.url,
+    ...(p.openerPageId ? { opener_page_id: p.openerPageId } : {}),
+  }));
+  const structured: Record<string, unknown> = {
+    status: record.outcome,
+    interaction_id: record.interaction_id,
+    operation: record.operation,
+    page: { page_id: page.id, url: page.url, title: page.title },
+    started_at: ctx.startedAt.toISOString(),
+    completed_at: new Date().toISOString(),
+    timing_ms: {
+      start: record.started_ms,
+      ...(record.dispatched_ms !== undefined ? { dispatch: record.dispatched_ms } : {}),
+      complete: record.completed_ms,
+      observed: record.observed_ms,
+    },
+    navigation: navigated ? { navigated: true, url: page.url, new_document: newDocument } : { navigated: false },
+    dialog: page.dialog ? { open: true, type: page.dialog.type, message: page.dialog.message } : { open: false },
+    ...(newPages.length > 0 ? { new_pages: newPages } : {}),
+    ...(screenshot ? { screenshot } : {}),
+    ...(outcomes.length > 0 ? { semantic_outcomes: outcomes } : {}),
+    ...(snapshotBlock ? { snapshot: snapshotBlock } : {}),
+    ...(warnings.length > 0 ? { warnings } : {}),
+  };
+  if (opts.detail !== "concise") structured.interaction = { ...record };
+
+  const lines = [
+    `${record.operation} ${record.outcome} (${record.interaction_id}) in ${
+      Math.round((record.observed_ms ?? 0) - record.started_ms)
+    } ms on ${page.id} ${page.url}`,
+  ];
+  if (navigated) lines.push(`navigated${newDocument ? " to a new document" : " within the document"}: ${page.url}`);
+  if (page.dialog) lines.push(`dialog open: ${page.dialog.type} ${JSON.stringify(page.dialog.message)}`);
+  for (const p of newPages) lines.push(`new page ${p.page_id}: ${p.url}`);
+  if (screenshot) {
+    lines.push(
+      `screenshot ${screenshot.uri as string}${rendezvousObserved ? "" : " [compositor_rendezvous_unobserved]"}`,
+    );
+  }
+  if (warnings.length > 0) lines.push(`warnings: ${warnings.join("; ")}`);
+  for (const o of outcomes) lines.push(`${o.role}: ${JSON.stringify(o.text)}`);
+  if (snapshotText) lines.push(snapshotText);
+  return { structured, text: lines.join("\n"), image };
+}

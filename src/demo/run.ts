@@ -1,0 +1,88 @@
+import { join } from "node:path";
+import type { AppContext } from "../mcp/context.ts";
+import { buildCatalogue } from "../mcp/registry.ts";
+import type { ToolOutput } from "../mcp/response.ts";
+import { EVIDENCE_SCHEME } from "../store/instance.ts";
+import { serveStatic } from "./static_server.ts";
+
+interface Step {
+  title: string;
+  tool: string;
+  args: (prev: Map<string, ToolOutput>) => Record<string, unknown>;
+}
+
+function findRef(out: ToolOutput | undefined, role: string, name: RegExp): string | undefined {
+  const targets = (out?.structured.targets ?? []) as Array<{ ref?: string; role: string; name: string }>;
+  return targets.find((t) => t.role === role && name.test(t.name))?.ref;
+}
+
+/**
+ * A first look for people: drives headless Chrome through the same tool layer an MCP client uses,
+ * prints each step with its timing, and writes screenshots and a report to a folder.
+ */
+export async function runDemo(app: AppContext, args: string[]): Promise<number> {
+  const outFlag = args.indexOf("--out");
+  const outDir = outFlag >= 0 && args[outFlag + 1]
+    ? args[outFlag + 1]
+    : `krometrail-demo-${new Date().toISOString().replace(/[:.]/g, "-")}`;
+  const userUrl = args.find((a, i) => !a.startsWith("--") && (outFlag < 0 || i !== outFlag + 1));
+  const fixture = userUrl ? undefined : serveStatic();
+  const url = userUrl ?? `${fixture?.origin}/index.html`;
+  const tools = new Map(buildCatalogue().tools.map((t) => [t.name, t]));
+  await Deno.mkdir(outDir, { recursive: true });
+
+  const steps: Step[] = [
+    { title: "Launch headless Chrome (temporary profile)", tool: "start_browser", args: () => ({ headless: true, temporary: true }) },
+    { title: `Navigate to ${url}`, tool: "navigate_page", args: () => ({ url }) },
+    { title: "Snapshot the page", tool: "snapshot_page", args: () => ({}) },
+    { title: "Screenshot the viewport", tool: "take_screenshot", args: () => ({ inline_images: false }) },
+  ];
+  if (!userUrl) {
+    steps.push(
+      {
+        title: "Click \"Show details\" by ref",
+        tool: "click",
+        args: (prev) => ({ ref: findRef(prev.get("snapshot_page"), "button", /Show details/) }),
+      },
+      { title: "Fill the Name field by label", tool: "fill", args: () => ({ locator: { label: "Name" }, value: "Ada" }) },
+      { title: "Press Enter to submit", tool: "press_keys", args: () => ({ keys: "Enter" }) },
+      { title: "Open the heavy page", tool: "navigate_page", args: () => ({ url: `${fixture?.origin}/heavy.html` }) },
+      { title: "Snapshot the heavy page", tool: "snapshot_page", args: () => ({}) },
+    );
+  }
+  steps.push({ title: "Close the browser", tool: "stop_browser", args: () => ({}) });
+
+  const report: string[] = [`# krometrail demo`, ``, `Target: ${url}`, ``, `| # | step | tool | ms | result |`, `|---|---|---|---|---|`];
+  const outputs = new Map<string, ToolOutput>();
+  let failures = 0;
+  let shot = 0;
+  for (const [i, step] of steps.entries()) {
+    const tool = tools.get(step.tool);
+    if (!tool) continue;
+    const t0 = performance.now();
+    const out = await tool.run(step.args(outputs), app);
+    const ms = Math.round(performance.now() - t0);
+    outputs.set(step.tool, out);
+    const first = out.text.split("\n")[0];
+    console.log(`${String(i + 1).padStart(2)}. ${step.title} — ${ms} ms${out.isError ? " FAILED" : ""}\n    ${first}`);
+    if (out.isError) failures++;
+    const uris = [out.structured.uri, (out.structured.screenshot as { uri?: string } | undefined)?.uri]
+      .filter((u): u is string => typeof u === "string" && u.startsWith(EVIDENCE_SCHEME));
+    const files: string[] = [];
+    for (const uri of uris) {
+      const { bytes } = await app.store.readEvidence(uri.slice(EVIDENCE_SCHEME.length));
+      const name = `${String(++shot).padStart(2, "0")}-${step.tool}.png`;
+      await Deno.writeFile(join(outDir, name), bytes);
+      files.push(name);
+    }
+    report.push(
+      `| ${i + 1} | ${step.title} | ${step.tool} | ${ms} | ${out.isError ? "**failed** " : ""}${
+        first.replace(/\|/g, "\\|")
+      }${files.map((f) => ` [${f}](${f})`).join("")} |`,
+    );
+  }
+  fixture?.close();
+  await Deno.writeTextFile(join(outDir, "report.md"), report.join("\n") + "\n");
+  console.log(`\nWrote ${shot} screenshots and report.md to ${outDir}/`);
+  return failures === 0 ? 0 : 1;
+}

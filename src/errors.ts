@@ -1,0 +1,84 @@
+/**
+ * The one structured error every boundary failure becomes (spec: "Errors and Degraded Operation").
+ * `retry` says whether repeating the same request can succeed, and after what.
+ */
+export type RetrySafety = "safe" | "never" | "after_recovery";
+
+export interface AffectedEntity {
+  session_id?: string;
+  page_id?: string;
+  ref?: string;
+  interaction_id?: string;
+  profile?: string;
+  argument?: string;
+}
+
+export interface ToolErrorInit {
+  code: string;
+  message: string;
+  retry: RetrySafety;
+  recovery?: string;
+  affected?: AffectedEntity;
+  details?: Record<string, unknown>;
+}
+
+export class ToolError extends Error {
+  readonly code: string;
+  readonly retry: RetrySafety;
+  readonly recovery?: string;
+  readonly affected?: AffectedEntity;
+  readonly details?: Record<string, unknown>;
+
+  constructor(init: ToolErrorInit) {
+    super(init.message);
+    this.name = "ToolError";
+    this.code = init.code;
+    this.retry = init.retry;
+    this.recovery = init.recovery;
+    this.affected = init.affected;
+    this.details = init.details;
+  }
+
+  toJSON(): Record<string, unknown> {
+    return {
+      code: this.code,
+      message: this.message,
+      retry: this.retry,
+      ...(this.recovery ? { recovery: this.recovery } : {}),
+      ...(this.affected ? { affected: this.affected } : {}),
+      ...(this.details ? { details: this.details } : {}),
+    };
+  }
+}
+
+/** A deterministic limit failure: names the subject, the actual value and the limit. */
+export function limitExceeded(subject: string, actual: number, limit: number, recovery?: string): ToolError {
+  return new ToolError({
+    code: "resource_limit_exceeded",
+    message: `${subject} is ${actual}, over the limit of ${limit}.`,
+    retry: "never",
+    recovery: recovery ?? `Reduce ${subject} to at most ${limit}.`,
+    details: { subject, actual, limit },
+  });
+}
+
+export function noBrowser(): ToolError {
+  return new ToolError({
+    code: "no_browser_session",
+    message: "No browser session is active.",
+    retry: "after_recovery",
+    recovery: "Call start_browser (or attach_browser) first.",
+  });
+}
+
+/** Turns anything thrown into a ToolError without leaking stack traces or paths. */
+export function asToolError(err: unknown): ToolError {
+  if (err instanceof ToolError) return err;
+  const message = err instanceof Error ? err.message : String(err);
+  return new ToolError({
+    code: "internal_error",
+    message: `Unexpected failure: ${message.slice(0, 500)}`,
+    retry: "safe",
+    recovery: "Check browser_status; if the browser is gone, call start_browser again.",
+  });
+}

@@ -1,0 +1,139 @@
+import { z } from "zod";
+import type { Tool } from "./define_tool.ts";
+import { browserTools } from "./tools/browser.ts";
+import { pageTools } from "./tools/pages.ts";
+import { inspectTools } from "./tools/inspect.ts";
+import { actionTools } from "./tools/actions.ts";
+
+export type CapabilityName =
+  | "control"
+  | "temporal-vision"
+  | "temporal-video"
+  | "browser-events"
+  | "page-state"
+  | "framework-state"
+  | "scenario";
+
+export interface Capability {
+  name: CapabilityName;
+  default: "enabled" | "conditional" | "unavailable";
+  depends: CapabilityName[];
+  responsibility: string;
+  /** Tools this build ships for the capability; empty means not built yet. */
+  tools: Tool[];
+}
+
+/** The single source of truth for capability names, dependencies, availability and tool membership. */
+export const CAPABILITIES: readonly Capability[] = [
+  {
+    name: "control",
+    default: "enabled",
+    depends: [],
+    responsibility: "Browser lifecycle, structured snapshots, current screenshots, interaction and waiting",
+    tools: [...browserTools, ...pageTools, ...inspectTools, ...actionTools],
+  },
+  {
+    name: "temporal-vision",
+    default: "enabled",
+    depends: [],
+    responsibility: "Continuous visual capture, temporal ranges, visual artifacts and source-frame retrieval",
+    tools: [],
+  },
+  {
+    name: "temporal-video",
+    default: "conditional",
+    depends: ["temporal-vision"],
+    responsibility: "Bounded MP4/H.264 clips from retained source frames through a qualified user-installed ffmpeg",
+    tools: [],
+  },
+  {
+    name: "browser-events",
+    default: "enabled",
+    depends: [],
+    responsibility: "Console, exception, network metadata, navigation and lifecycle evidence",
+    tools: [],
+  },
+  {
+    name: "page-state",
+    default: "enabled",
+    depends: ["temporal-vision"],
+    responsibility: "Time-travel DOM: the DOM at any instant, diffs, element lifetimes, bisect, markers",
+    tools: [],
+  },
+  {
+    name: "scenario",
+    default: "enabled",
+    depends: ["control"],
+    responsibility: "Declarative repeatable scenarios with per-step evidence and normalized comparison",
+    tools: [],
+  },
+  {
+    name: "framework-state",
+    default: "unavailable",
+    depends: [],
+    responsibility: "Framework component, render and state evidence",
+    tools: [],
+  },
+];
+
+export type Availability = { available: true } | { available: false; reason: string };
+
+/** Startup availability per capability: built, enabled, and its dependencies available. */
+export function resolveAvailability(): Map<CapabilityName, Availability> {
+  const out = new Map<CapabilityName, Availability>();
+  for (const cap of CAPABILITIES) {
+    if (cap.default === "unavailable") out.set(cap.name, { available: false, reason: "unavailable in this product" });
+    else if (cap.tools.length === 0) out.set(cap.name, { available: false, reason: "not built in this version" });
+    else out.set(cap.name, { available: true });
+  }
+  for (const cap of CAPABILITIES) {
+    const missing = cap.depends.find((d) => !out.get(d)?.available);
+    if (missing && out.get(cap.name)?.available) {
+      out.set(cap.name, { available: false, reason: `depends on ${missing}, which is unavailable` });
+    }
+  }
+  return out;
+}
+
+export interface Catalogue {
+  tools: Tool[];
+  availability: Map<CapabilityName, Availability>;
+  /** Identity of this startup configuration; cursors from another configuration are invalid. */
+  key: string;
+}
+
+export function buildCatalogue(): Catalogue {
+  const availability = resolveAvailability();
+  const tools = CAPABILITIES.filter((c) => availability.get(c.name)?.available).flatMap((c) => c.tools)
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const names = new Set<string>();
+  for (const t of tools) {
+    if (names.has(t.name)) throw new Error(`duplicate tool ${t.name}`);
+    names.add(t.name);
+  }
+  const key = [...availability.entries()].map(([k, v]) => `${k}=${v.available ? 1 : 0}`).join(",");
+  return { tools, availability, key };
+}
+
+/** The JSON Schema a tool advertises: zod's draft 2020-12 output without the $schema line. */
+export function inputJsonSchema(tool: Tool): { type: "object"; [key: string]: unknown } {
+  const schema = z.toJSONSchema(tool.input, { target: "draft-2020-12", io: "input" }) as Record<string, unknown>;
+  delete schema.$schema;
+  return { ...schema, type: "object" };
+}
+
+export interface ToolDescriptor {
+  name: string;
+  description: string;
+  inputSchema: { type: "object"; [key: string]: unknown };
+  annotations?: Record<string, boolean>;
+}
+
+export function describeTool(tool: Tool): ToolDescriptor {
+  return {
+    name: tool.name,
+    description: tool.description,
+    inputSchema: inputJsonSchema(tool),
+    ...(tool.annotations ? { annotations: { ...tool.annotations } as Record<string, boolean> } : {}),
+  };
+}

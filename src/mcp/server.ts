@@ -1,0 +1,167 @@
+import { McpServer, ProtocolError, ProtocolErrorCode, ResourceTemplate } from "@modelcontextprotocol/server";
+import { serveStdio } from "@modelcontextprotocol/server/stdio";
+import { z } from "zod";
+import { asToolError } from "../errors.ts";
+import { EVIDENCE_SCHEME } from "../store/instance.ts";
+import { logger } from "../log.ts";
+import type { AppContext } from "./context.ts";
+import { buildCatalogue, type Catalogue, describeTool, type ToolDescriptor } from "./registry.ts";
+import { toCallToolResult } from "./response.ts";
+
+const log = logger("mcp");
+
+/** Modern tools/list pages: at most 8 tools and 192 KiB of serialized result each. */
+export const PAGE_TOOL_LIMIT = 8;
+export const PAGE_BYTE_LIMIT = 192 * 1024;
+const PRIVATE_60S = { ttlMs: 60_000, cacheScope: "private" as const };
+const PRIVATE_0 = { ttlMs: 0, cacheScope: "private" as const };
+
+const SERVER_INSTRUCTIONS =
+  "krometrail drives Chrome over CDP and records what happened. Start with start_browser, then navigate_page, " +
+  "snapshot_page for refs, and click/fill/press_keys by ref. Every action returns a live observation with an " +
+  "interaction_id and a screenshot resource (krometrail://evidence/...).";
+
+export interface PagedCatalogue {
+  descriptors: ToolDescriptor[];
+  /** Offsets where each modern page starts. */
+  pageStarts: number[];
+  key: string;
+}
+
+/** Packs the name-sorted catalogue greedily into pages under both limits. */
+export function paginate(catalogue: Catalogue, nonce: string): PagedCatalogue {
+  const descriptors = catalogue.tools.map(describeTool);
+  const pageStarts: number[] = [];
+  let i = 0;
+  const envelope = 200; // nextCursor, cache and _meta fields around the tools array
+  while (i < descriptors.length) {
+    pageStarts.push(i);
+    let bytes = envelope;
+    let n = 0;
+    while (i < descriptors.length && n < PAGE_TOOL_LIMIT) {
+      const size = new TextEncoder().encode(JSON.stringify(descriptors[i])).byteLength + 1;
+      if (n > 0 && bytes + size > PAGE_BYTE_LIMIT) break;
+      bytes += size;
+      n++;
+      i++;
+    }
+  }
+  return { descriptors, pageStarts, key: `${nonce}|${catalogue.key}` };
+}
+
+function encodeCursor(key: string, page: number): string {
+  return btoa(JSON.stringify({ k: key, p: page })).replace(/=+$/, "");
+}
+
+function decodeCursor(cursor: string, key: string, pages: number): number {
+  try {
+    const parsed = JSON.parse(atob(cursor));
+    if (parsed && parsed.k === key && Number.isInteger(parsed.p) && parsed.p > 0 && parsed.p < pages) return parsed.p;
+  } catch { /* fall through */ }
+  throw new ProtocolError(
+    ProtocolErrorCode.InvalidParams,
+    "Invalid cursor: it does not belong to this server process and configuration. Restart tools/list without a cursor.",
+  );
+}
+
+function evidencePathOf(uri: string): string {
+  return uri.startsWith(EVIDENCE_SCHEME) ? decodeURIComponent(uri.slice(EVIDENCE_SCHEME.length)) : "";
+}
+
+function buildServer(app: AppContext, paged: PagedCatalogue, era: "legacy" | "modern"): McpServer {
+  const catalogue = buildCatalogue();
+  const mcp = new McpServer(
+    { name: "krometrail", version: app.version },
+    {
+      capabilities: { tools: {}, resources: {} },
+      instructions: SERVER_INSTRUCTIONS,
+      cacheHints: {
+        "tools/list": PRIVATE_60S,
+        "resources/templates/list": PRIVATE_60S,
+        "server/discover": PRIVATE_0,
+        "resources/list": PRIVATE_0,
+        "resources/read": PRIVATE_0,
+      },
+    },
+  );
+  // Arguments are validated by our own strict schemas so failures become structured ToolErrors.
+  const passthrough = z.looseObject({});
+  for (const tool of catalogue.tools) {
+    mcp.registerTool(
+      tool.name,
+      { description: tool.description, inputSchema: passthrough, annotations: tool.annotations },
+      async (args: Record<string, unknown>) => toCallToolResult(await tool.run(args, app)),
+    );
+  }
+  mcp.server.setRequestHandler("tools/list", (request) => {
+    const cursor = request.params?.cursor;
+    if (era === "legacy") {
+      if (cursor !== undefined) {
+        throw new ProtocolError(
+          ProtocolErrorCode.InvalidParams,
+          "Invalid cursor: this protocol version lists the whole catalogue in one response; omit the cursor.",
+        );
+      }
+      return { tools: paged.descriptors };
+    }
+    const pages = paged.pageStarts.length;
+    const page = cursor === undefined ? 0 : decodeCursor(cursor, paged.key, pages);
+    const start = paged.pageStarts[page] ?? 0;
+    const end = paged.pageStarts[page + 1] ?? paged.descriptors.length;
+    return {
+      tools: paged.descriptors.slice(start, end),
+      ...(page + 1 < pages ? { nextCursor: encodeCursor(paged.key, page + 1) } : {}),
+    };
+  });
+  mcp.registerResource(
+    "evidence",
+    new ResourceTemplate(`${EVIDENCE_SCHEME}{+path}`, { list: undefined }),
+    {
+      title: "Evidence",
+      description: "Screenshots, frames and artifacts returned by tools; valid for this server process.",
+    },
+    async (uri: URL) => {
+      try {
+        const { bytes, mimeType } = await app.store.readEvidence(evidencePathOf(uri.href));
+        return { contents: [{ uri: uri.href, mimeType, blob: encodeBase64(bytes) }] };
+      } catch (err) {
+        const e = asToolError(err);
+        throw new ProtocolError(-32002 as ProtocolErrorCode, `${e.message} ${e.recovery ?? ""}`.trim(), {
+          code: e.code,
+          uri: uri.href.slice(0, 300),
+        });
+      }
+    },
+  );
+  mcp.server.onerror = (err: Error) => log.warn("protocol error: {message}", { message: err.message.slice(0, 300) });
+  return mcp;
+}
+
+export function encodeBase64(bytes: Uint8Array): string {
+  let bin = "";
+  const chunk = 0x8000;
+  for (let i = 0; i < bytes.length; i += chunk) bin += String.fromCharCode(...bytes.subarray(i, i + chunk));
+  return btoa(bin);
+}
+
+/** Serves MCP on stdio until the client closes stdin; resolves when the connection ends. */
+export function serveMcp(app: AppContext): Promise<void> {
+  const paged = paginate(buildCatalogue(), crypto.randomUUID().slice(0, 8));
+  return new Promise((resolve) => {
+    let closed = false;
+    const done = () => {
+      if (!closed) {
+        closed = true;
+        resolve();
+      }
+    };
+    serveStdio(({ era }: { era: "legacy" | "modern" }) => {
+      const server = buildServer(app, paged, era);
+      server.server.onclose = done;
+      return server;
+    }, {
+      onerror: (err: Error) => log.warn("transport error: {message}", { message: err.message.slice(0, 300) }),
+    });
+  });
+}
+

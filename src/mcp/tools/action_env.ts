@@ -1,0 +1,16 @@
+import type { ActionEnv } from "../../control/actions.ts";
+import type { AppContext } from "../context.ts";
+
+/** Routine actions stay pixel-light: images inline only when asked (spec: Current-State Observation). */
+export function actionEnv(
+  app: AppContext,
+  args: { detail?: "concise" | "expanded" | "full"; inline_images?: boolean },
+  inlineByDefault = false,
+): ActionEnv {
+  return {
+    session: app.browsers.require(),
+    store: app.store,
+    detail: args.detail ?? "concise",
+    inlineImage: args.inline_images ?? inlineByDefault,
+  };
+}

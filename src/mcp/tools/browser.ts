@@ -1,0 +1,138 @@
+import { z } from "zod";
+import type { BrowserSession } from "../../browser/session.ts";
+import { listManagedProfiles } from "../../store/profiles.ts";
+import { defineTool } from "../define_tool.ts";
+import type { AppContext } from "../context.ts";
+import { output } from "../response.ts";
+import { detail, everyNthFrame } from "../schemas.ts";
+
+type Detail = "concise" | "expanded" | "full";
+
+export function sessionStatus(s: BrowserSession, level: Detail): Record<string, unknown> {
+  const pages = [...s.pages.values()];
+  const dialogPages = pages.filter((p) => p.dialog).map((p) => ({ page_id: p.id, dialog: p.dialog?.type }));
+  const base: Record<string, unknown> = {
+    running: !s.ended,
+    session_id: s.id,
+    mode: s.mode,
+    profile: s.profile,
+    browser: s.browserVersion,
+    protocol_version: s.protocolVersion,
+    started_at: s.startedAt.toISOString(),
+    ...(s.endedAt ? { ended_at: s.endedAt.toISOString(), end_reason: s.endReason } : {}),
+    selected_page_id: s.selectedPageId,
+    page_count: pages.length,
+    pages_with_open_dialog: dialogPages,
+    capture: { configured: { every_nth_frame: s.config.every_nth_frame, focus: s.config.focus } },
+  };
+  if (level === "concise") return base;
+  return {
+    ...base,
+    headless: s.config.headless,
+    session_time_ms: s.now(),
+    pages: pages.map((p) => p.describe(p.id === s.selectedPageId)),
+  };
+}
+
+function statusText(st: Record<string, unknown>): string {
+  if (!st.running) return `No browser running${st.end_reason ? ` (last session ended: ${st.end_reason})` : ""}.`;
+  const dialogs = st.pages_with_open_dialog as Array<{ page_id: string; dialog: string }>;
+  return [
+    `Browser ${st.mode} ${st.browser} (session ${st.session_id})`,
+    `pages: ${st.page_count}, selected ${st.selected_page_id}`,
+    ...(dialogs.length > 0 ? [`open dialogs: ${dialogs.map((d) => `${d.page_id} ${d.dialog}`).join(", ")}`] : []),
+  ].join("\n");
+}
+
+function capabilitiesOf(app: AppContext): Record<string, unknown> {
+  return { server_version: app.version, data_dir_configured: true };
+}
+
+export const browserTools = [
+  defineTool({
+    name: "start_browser",
+    capability: "control",
+    description:
+      "Launch Chrome with a managed profile (default: reusable 'default'), a named profile, or a temporary one.",
+    input: z.strictObject({
+      profile: z.string().max(64).optional(),
+      temporary: z.boolean().optional(),
+      headless: z.boolean().optional(),
+      executable: z.string().max(4_096).optional(),
+      url: z.string().max(8_192).optional(),
+      every_nth_frame: everyNthFrame.optional(),
+      focus: z.enum(["foreground", "preserve"]).optional(),
+      detail: detail.optional(),
+    }),
+    handler: async (args, app) => {
+      const s = await app.browsers.start({
+        profile: args.profile,
+        temporary: args.temporary,
+        headless: args.headless,
+        executable: args.executable,
+        url: args.url,
+        every_nth_frame: args.every_nth_frame ?? 1,
+        focus: args.focus ?? "foreground",
+      });
+      const st = sessionStatus(s, args.detail ?? "concise");
+      return output(`Started. ${statusText(st)}`, st);
+    },
+  }),
+  defineTool({
+    name: "attach_browser",
+    capability: "control",
+    description: "Attach to a running Chrome's CDP endpoint on loopback, e.g. http://127.0.0.1:9222.",
+    input: z.strictObject({
+      endpoint: z.string().max(2_048),
+      every_nth_frame: everyNthFrame.optional(),
+      detail: detail.optional(),
+    }),
+    handler: async (args, app) => {
+      const s = await app.browsers.attach({ endpoint: args.endpoint, every_nth_frame: args.every_nth_frame ?? 1 });
+      const st = sessionStatus(s, args.detail ?? "concise");
+      return output(`Attached. ${statusText(st)}`, st);
+    },
+  }),
+  defineTool({
+    name: "browser_status",
+    capability: "control",
+    description: "Browser, profile, pages, open dialogs and capture configuration.",
+    input: z.strictObject({ detail: detail.optional() }),
+    annotations: { readOnlyHint: true },
+    handler: (args, app) => {
+      const s = app.browsers.current;
+      const st = s ? sessionStatus(s, args.detail ?? "concise") : { running: false };
+      return Promise.resolve(output(statusText(st), { ...st, server: capabilitiesOf(app) }));
+    },
+  }),
+  defineTool({
+    name: "stop_browser",
+    capability: "control",
+    description: "Close a launched browser, or detach from an attached one without closing it.",
+    input: z.strictObject({}),
+    annotations: { idempotentHint: true },
+    handler: async (_args, app) => {
+      const r = await app.browsers.stop();
+      const text = !r.stopped
+        ? "No browser session was active; nothing to stop."
+        : r.mode === "attached"
+        ? "Detached; the browser keeps running."
+        : "Browser closed.";
+      return output(text, r);
+    },
+  }),
+  defineTool({
+    name: "list_managed_profiles",
+    capability: "control",
+    description: "Managed browser profiles under the data directory and whether each is in use.",
+    input: z.strictObject({}),
+    annotations: { readOnlyHint: true },
+    handler: (_args, app) => {
+      const profiles = listManagedProfiles(app.config.dataDir);
+      const text = profiles.length === 0
+        ? "No managed profiles yet; start_browser creates 'default'."
+        : profiles.map((p) => `${p.name}${p.in_use ? " (in use)" : ""}`).join("\n");
+      return Promise.resolve(output(text, { profiles }));
+    },
+  }),
+];

@@ -1,0 +1,162 @@
+import { z } from "zod";
+import { navigation } from "../../control/actions.ts";
+import { ToolError } from "../../errors.ts";
+import { defineTool } from "../define_tool.ts";
+import { observationOutput, output } from "../response.ts";
+import { detail, inlineImages, pageId } from "../schemas.ts";
+import { actionEnv } from "./action_env.ts";
+
+const ALLOWED_SCHEMES = ["http:", "https:", "file:", "about:", "data:"];
+
+function checkUrl(raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ToolError({
+      code: "invalid_url",
+      message: `${JSON.stringify(raw.slice(0, 200))} is not an absolute URL.`,
+      retry: "never",
+      recovery: "Pass a full URL such as http://127.0.0.1:3000/ (scheme included).",
+      affected: { argument: "url" },
+    });
+  }
+  if (!ALLOWED_SCHEMES.includes(url.protocol)) {
+    throw new ToolError({
+      code: "invalid_url",
+      message: `URL scheme ${url.protocol} is not allowed.`,
+      retry: "never",
+      recovery: `Use one of ${ALLOWED_SCHEMES.join(" ")}.`,
+      affected: { argument: "url" },
+    });
+  }
+  return url.href;
+}
+
+const timeoutMs = z.number().int().min(100).max(120_000).describe("Load timeout; default 30000");
+const waitUntil = z.enum(["load", "none"]).describe("Wait for load (default) or return at commit");
+const observed = { page_id: pageId.optional(), detail: detail.optional(), inline_images: inlineImages.optional() };
+
+export const pageTools = [
+  defineTool({
+    name: "list_pages",
+    capability: "control",
+    description: "Open pages with ids, URLs, titles, openers and dialog state.",
+    input: z.strictObject({}),
+    annotations: { readOnlyHint: true },
+    handler: (_args, app) => {
+      const s = app.browsers.require();
+      const pages = [...s.pages.values()].map((p) => p.describe(p.id === s.selectedPageId));
+      const text = pages.map((p) =>
+        `${p.selected ? "*" : " "} ${p.page_id} ${JSON.stringify(p.title)} ${p.url}${
+          p.opener_page_id ? ` (opened by ${p.opener_page_id})` : ""
+        }`
+      ).join("\n");
+      return Promise.resolve(output(text || "No pages.", { pages, selected_page_id: s.selectedPageId }));
+    },
+  }),
+  defineTool({
+    name: "create_page",
+    capability: "control",
+    description: "Open a new page (tab), optionally at a URL, and select it.",
+    input: z.strictObject({ url: z.string().max(8_192).optional(), background: z.boolean().optional() }),
+    handler: async (args, app) => {
+      const s = app.browsers.require();
+      const page = await s.createPage(args.url ? checkUrl(args.url) : "about:blank", args.background ?? false);
+      s.selectedPageId = page.id;
+      return output(`Created and selected ${page.id} ${page.url}`, page.describe(true));
+    },
+  }),
+  defineTool({
+    name: "select_page",
+    capability: "control",
+    description: "Make a page the default target of page-scoped tools.",
+    input: z.strictObject({ page_id: pageId }),
+    handler: async (args, app) => {
+      const s = app.browsers.require();
+      const page = s.page(args.page_id);
+      s.selectedPageId = page.id;
+      await s.activate(page);
+      return output(`Selected ${page.id} ${page.url}`, page.describe(true));
+    },
+  }),
+  defineTool({
+    name: "close_page",
+    capability: "control",
+    description: "Close a page (default: the selected one).",
+    input: z.strictObject({ page_id: pageId.optional() }),
+    annotations: { destructiveHint: true },
+    handler: async (args, app) => {
+      const s = app.browsers.require();
+      const page = s.page(args.page_id);
+      if (s.pages.size === 1) {
+        throw new ToolError({
+          code: "last_page",
+          message: "Refusing to close the last page: that would end the browser session.",
+          retry: "never",
+          recovery: "Use stop_browser to end the session, or create_page first.",
+          affected: { page_id: page.id },
+        });
+      }
+      await s.closePage(page);
+      return output(`Closed ${page.id}; selected ${s.selectedPageId}`, {
+        closed_page_id: page.id,
+        selected_page_id: s.selectedPageId,
+      });
+    },
+  }),
+  defineTool({
+    name: "navigate_page",
+    capability: "control",
+    description: "Navigate a page to a URL and return the live observation.",
+    input: z.strictObject({
+      url: z.string().max(8_192),
+      wait_until: waitUntil.optional(),
+      timeout_ms: timeoutMs.optional(),
+      ...observed,
+    }),
+    handler: async (args, app) => {
+      const url = checkUrl(args.url);
+      const obs = await navigation(actionEnv(app, args), "navigate", {
+        url,
+        timeoutMs: args.timeout_ms ?? 30_000,
+        waitUntil: args.wait_until ?? "load",
+      }, args.page_id);
+      return observationOutput(obs);
+    },
+  }),
+  defineTool({
+    name: "reload_page",
+    capability: "control",
+    description: "Reload a page and return the live observation.",
+    input: z.strictObject({ ignore_cache: z.boolean().optional(), timeout_ms: timeoutMs.optional(), ...observed }),
+    handler: async (args, app) =>
+      observationOutput(
+        await navigation(actionEnv(app, args), "reload", {
+          timeoutMs: args.timeout_ms ?? 30_000,
+          waitUntil: "load",
+          ignoreCache: args.ignore_cache,
+        }, args.page_id),
+      ),
+  }),
+  defineTool({
+    name: "go_back",
+    capability: "control",
+    description: "Go back one history entry.",
+    input: z.strictObject({ timeout_ms: timeoutMs.optional(), ...observed }),
+    handler: async (args, app) =>
+      observationOutput(
+        await navigation(actionEnv(app, args), "back", { timeoutMs: args.timeout_ms ?? 30_000, waitUntil: "load" }, args.page_id),
+      ),
+  }),
+  defineTool({
+    name: "go_forward",
+    capability: "control",
+    description: "Go forward one history entry.",
+    input: z.strictObject({ timeout_ms: timeoutMs.optional(), ...observed }),
+    handler: async (args, app) =>
+      observationOutput(
+        await navigation(actionEnv(app, args), "forward", { timeoutMs: args.timeout_ms ?? 30_000, waitUntil: "load" }, args.page_id),
+      ),
+  }),
+];

@@ -1,0 +1,122 @@
+import { join, relative, resolve, sep } from "node:path";
+import { hostname } from "node:os";
+import { ToolError } from "../errors.ts";
+import { logger } from "../log.ts";
+
+const log = logger("store");
+
+export const EVIDENCE_SCHEME = "krometrail://evidence/";
+const EVIDENCE_PATH = /^[a-z0-9_-]+(\/[A-Za-z0-9_.-]+){1,3}$/;
+
+interface OwnerRecord {
+  pid: number;
+  host: string;
+  started_at: string;
+}
+
+/**
+ * The process-owned instance root under <data>/instances/<uuid>. Evidence written here is
+ * addressable as krometrail://evidence/<kind>/<file> for the lifetime of this process.
+ */
+export class InstanceStore {
+  readonly id = crypto.randomUUID();
+  readonly root: string;
+  #lock?: Deno.FsFile;
+  #seq = 0;
+
+  private constructor(readonly dataDir: string) {
+    this.root = join(dataDir, "instances", this.id);
+  }
+
+  static async open(dataDir: string): Promise<InstanceStore> {
+    const store = new InstanceStore(dataDir);
+    await Deno.mkdir(join(store.root, "evidence"), { recursive: true });
+    const owner: OwnerRecord = { pid: Deno.pid, host: hostname(), started_at: new Date().toISOString() };
+    await Deno.writeTextFile(join(store.root, "owner.json"), JSON.stringify(owner));
+    store.#lock = await Deno.open(join(store.root, ".lock"), { create: true, write: true });
+    await store.#lock.lock(true);
+    await reclaimAbandoned(dataDir, store.id);
+    return store;
+  }
+
+  /** Writes one evidence file and returns its resource URI. */
+  async writeEvidence(kind: string, ext: string, bytes: Uint8Array): Promise<{ uri: string; bytes: number }> {
+    const name = `${Date.now().toString(36)}-${(++this.#seq).toString(36)}.${ext}`;
+    const dir = join(this.root, "evidence", kind);
+    await Deno.mkdir(dir, { recursive: true });
+    await Deno.writeFile(join(dir, name), bytes);
+    return { uri: `${EVIDENCE_SCHEME}${kind}/${name}`, bytes: bytes.byteLength };
+  }
+
+  /** Reads an evidence resource; the path is validated so it can never leave the evidence folder. */
+  async readEvidence(path: string): Promise<{ bytes: Uint8Array; mimeType: string }> {
+    const base = join(this.root, "evidence");
+    const full = resolve(base, path);
+    if (!EVIDENCE_PATH.test(path) || relative(base, full).startsWith("..") || !full.startsWith(base + sep)) {
+      throw evidenceNotFound(path);
+    }
+    try {
+      return { bytes: await Deno.readFile(full), mimeType: mimeOf(path) };
+    } catch {
+      throw evidenceNotFound(path);
+    }
+  }
+
+  async close(): Promise<void> {
+    try {
+      this.#lock?.close();
+    } catch { /* already closed */ }
+  }
+}
+
+function mimeOf(path: string): string {
+  if (path.endsWith(".png")) return "image/png";
+  if (path.endsWith(".jpg") || path.endsWith(".jpeg")) return "image/jpeg";
+  if (path.endsWith(".json")) return "application/json";
+  if (path.endsWith(".mp4")) return "video/mp4";
+  return "application/octet-stream";
+}
+
+export function evidenceNotFound(path: string): ToolError {
+  return new ToolError({
+    code: "evidence_not_found",
+    message: `No evidence resource ${EVIDENCE_SCHEME}${path.slice(0, 120)} exists in this process.`,
+    retry: "never",
+    recovery:
+      "Evidence URIs are valid only in the process that returned them; take a new screenshot or re-run the query.",
+  });
+}
+
+function ownerAlive(owner: OwnerRecord): boolean {
+  if (owner.host !== hostname()) return true;
+  if (Deno.build.os !== "linux") return true;
+  try {
+    Deno.statSync(`/proc/${owner.pid}`);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Removes instance roots whose owning process is gone. Only provable on this host (Linux /proc);
+ * anything we cannot prove abandoned is left alone.
+ */
+async function reclaimAbandoned(dataDir: string, selfId: string): Promise<void> {
+  const instances = join(dataDir, "instances");
+  try {
+    for await (const entry of Deno.readDir(instances)) {
+      if (!entry.isDirectory || entry.name === selfId) continue;
+      const root = join(instances, entry.name);
+      let owner: OwnerRecord;
+      try {
+        owner = JSON.parse(await Deno.readTextFile(join(root, "owner.json")));
+      } catch {
+        continue;
+      }
+      if (ownerAlive(owner)) continue;
+      await Deno.remove(root, { recursive: true }).catch(() => {});
+      log.debug("reclaimed abandoned instance root");
+    }
+  } catch { /* no instances folder yet */ }
+}
