@@ -1,0 +1,89 @@
+import { Client } from "@modelcontextprotocol/client";
+import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+import { fileURLToPath } from "node:url";
+import { SERVER_PERMISSIONS } from "../../build.ts";
+import { serveStatic, type StaticServer } from "../../src/demo/static_server.ts";
+
+export const REPO_ROOT = fileURLToPath(new URL("../../", import.meta.url));
+
+/** The SDK probes discovery on the session's own connection for subclasses (no sibling process). */
+class SessionStdioTransport extends StdioClientTransport {}
+
+export type Protocol = "2026-07-28" | "2025-11-25" | "2025-06-18";
+
+export interface ServerHandle {
+  client: Client;
+  dataDir: string;
+  /** Calls a tool and returns its result as the SDK parsed it. */
+  call(name: string, args?: Record<string, unknown>): Promise<ToolResult>;
+  close(): Promise<void>;
+}
+
+export interface ToolResult {
+  content: Array<{ type: string; text?: string; data?: string; mimeType?: string }>;
+  structuredContent?: Record<string, unknown>;
+  isError?: boolean;
+}
+
+/** Starts the real server process (same permissions as the compiled binary) and connects a client. */
+export async function startServer(
+  opts: { protocol?: Protocol; env?: Record<string, string> } = {},
+): Promise<ServerHandle> {
+  const protocol = opts.protocol ?? "2026-07-28";
+  const dataDir = await Deno.makeTempDir({ prefix: "krometrail-test-data-" });
+  const transport = new SessionStdioTransport({
+    command: Deno.execPath(),
+    args: ["run", "--quiet", "--frozen", ...SERVER_PERMISSIONS, "main.ts", "mcp"],
+    cwd: REPO_ROOT,
+    env: {
+      ...Deno.env.toObject(),
+      KROMETRAIL_DATA_DIR: dataDir,
+      KROMETRAIL_HEADLESS: "1",
+      NO_COLOR: "1",
+      ...opts.env,
+    },
+    stderr: "inherit",
+  });
+  const client = protocol === "2026-07-28"
+    ? new Client({ name: "krometrail-tests", version: "1.0.0" }, { versionNegotiation: { mode: { pin: protocol } } })
+    : new Client({ name: "krometrail-tests", version: "1.0.0" }, { supportedProtocolVersions: [protocol] });
+  await client.connect(transport);
+  return {
+    client,
+    dataDir,
+    async call(name, args = {}) {
+      return await client.callTool({ name, arguments: args }) as ToolResult;
+    },
+    async close() {
+      await client.close().catch(() => {});
+      await Deno.remove(dataDir, { recursive: true }).catch(() => {});
+    },
+  };
+}
+
+export function textOf(result: ToolResult): string {
+  return result.content.filter((c) => c.type === "text").map((c) => c.text ?? "").join("\n");
+}
+
+export function structured(result: ToolResult): Record<string, unknown> {
+  if (!result.structuredContent) throw new Error(`no structuredContent in ${textOf(result).slice(0, 300)}`);
+  return result.structuredContent;
+}
+
+export function errorCode(result: ToolResult): string | undefined {
+  return (result.structuredContent?.error as { code?: string } | undefined)?.code;
+}
+
+export function fixtures(): StaticServer {
+  return serveStatic();
+}
+
+/** Finds a ref in a concise snapshot's target index. */
+export function refOf(snapshot: Record<string, unknown>, role: string, name: string | RegExp): string {
+  const targets = (snapshot.targets ?? []) as Array<{ ref: string; role: string; name: string }>;
+  const hit = targets.find((t) => t.role === role && (typeof name === "string" ? t.name === name : name.test(t.name)));
+  if (!hit) throw new Error(`no ${role} ${name} in snapshot: ${JSON.stringify(targets.slice(0, 20))}`);
+  return hit.ref;
+}
+
+export const e2e = { sanitizeOps: false, sanitizeResources: false };
