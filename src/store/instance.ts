@@ -2,6 +2,7 @@ import { join, relative, resolve, sep } from "node:path";
 import { hostname } from "node:os";
 import { ToolError } from "../errors.ts";
 import { logger } from "../log.ts";
+import { pidAlive } from "./pid.ts";
 
 const log = logger("store");
 
@@ -88,18 +89,11 @@ export function evidenceNotFound(path: string): ToolError {
 }
 
 function ownerAlive(owner: OwnerRecord): boolean {
-  if (owner.host !== hostname()) return true;
-  if (Deno.build.os !== "linux") return true;
-  try {
-    Deno.statSync(`/proc/${owner.pid}`);
-    return true;
-  } catch {
-    return false;
-  }
+  return owner.host !== hostname() || pidAlive(owner.pid);
 }
 
 /**
- * Removes instance roots whose owning process is gone. Only provable on this host (Linux /proc);
+ * Removes instance roots whose owning process is gone. Only provable on this host;
  * anything we cannot prove abandoned is left alone.
  */
 async function reclaimAbandoned(dataDir: string, selfId: string): Promise<void> {

@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import { hostname } from "node:os";
 import { ToolError } from "../errors.ts";
+import { pidAlive } from "./pid.ts";
 
 /** Managed profiles live under <data>/profiles/<name>; "default" is the reusable one. */
 export const DEFAULT_PROFILE = "default";
@@ -27,23 +28,6 @@ export interface ProfileLockHolder {
   host: string;
   pid: number;
   live: boolean;
-}
-
-function pidAlive(pid: number): boolean {
-  if (Deno.build.os === "linux") {
-    try {
-      Deno.statSync(`/proc/${pid}`);
-      return true;
-    } catch {
-      return false;
-    }
-  }
-  try {
-    const out = new Deno.Command("kill", { args: ["-0", String(pid)], stdout: "null", stderr: "null" }).outputSync();
-    return out.success;
-  } catch {
-    return true;
-  }
 }
 
 /**
