@@ -41,7 +41,8 @@ async function compile(target: string | undefined): Promise<number> {
   const env: Record<string, string> = {};
   const denort = Deno.env.get("DENORT_BIN");
   if (denort) env.DENORT_BIN = denort;
-  const status = await new Deno.Command(Deno.execPath(), { args, env, stdout: "inherit", stderr: "inherit" }).spawn()
+  const status = await new Deno.Command(Deno.execPath(), { args, env, stdout: "inherit", stderr: "inherit" })
+    .spawn()
     .status;
   if (status.success) console.error(`built ${out} (run it as: ${out} mcp)`);
   return status.code;

@@ -1,5 +1,5 @@
 import { loadConfig } from "./src/config.ts";
-import { setupLogging, logger } from "./src/log.ts";
+import { logger, setupLogging } from "./src/log.ts";
 import { BrowserManager } from "./src/browser/lifecycle.ts";
 import { InstanceStore } from "./src/store/instance.ts";
 import { serveMcp } from "./src/mcp/server.ts";
@@ -21,7 +21,7 @@ async function createApp(): Promise<AppContext> {
 async function shutdown(app: AppContext): Promise<void> {
   const cleanup = (async () => {
     await app.browsers.stop().catch(() => {});
-    await app.store.close();
+    app.store.close();
   })();
   const finished = await Promise.race([
     cleanup.then(() => true),

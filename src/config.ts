@@ -37,7 +37,11 @@ export function loadConfig(env: (k: string) => string | undefined = (k) => Deno.
   const level = env("KROMETRAIL_LOG_LEVEL");
   return Object.freeze({
     dataDir: env("KROMETRAIL_DATA_DIR") || defaultDataDir(env),
-    diskBudgetBytes: nonNegativeInt("KROMETRAIL_DISK_BUDGET_BYTES", env("KROMETRAIL_DISK_BUDGET_BYTES"), DEFAULT_BUDGET),
+    diskBudgetBytes: nonNegativeInt(
+      "KROMETRAIL_DISK_BUDGET_BYTES",
+      env("KROMETRAIL_DISK_BUDGET_BYTES"),
+      DEFAULT_BUDGET,
+    ),
     retentionMaxAgeSecs: nonNegativeInt(
       "KROMETRAIL_RETENTION_MAX_AGE_SECS",
       env("KROMETRAIL_RETENTION_MAX_AGE_SECS"),

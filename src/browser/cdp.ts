@@ -4,7 +4,8 @@ import { ToolError } from "../errors.ts";
 
 export type Commands = ProtocolMapping.Commands;
 export type Events = ProtocolMapping.Events;
-export type CommandParams<M extends keyof Commands> = Commands[M]["paramsType"] extends [] ? Record<string, never>
+export type CommandParams<M extends keyof Commands> = Commands[M]["paramsType"] extends []
+  ? Record<string, never>
   : Commands[M]["paramsType"][0];
 export type CommandResult<M extends keyof Commands> = Commands[M]["returnType"];
 export type EventParams<E extends keyof Events> = Events[E] extends [infer P] ? P : undefined;
@@ -91,7 +92,10 @@ export class CdpConnection {
     }
   }
 
-  on<E extends keyof Events>(event: E, listener: (params: EventParams<E>, sessionId?: string) => void): () => void {
+  on<E extends keyof Events>(
+    event: E,
+    listener: (params: EventParams<E>, sessionId?: string) => void,
+  ): () => void {
     let set = this.#listeners.get(event);
     if (!set) {
       set = new Set();

@@ -40,7 +40,9 @@ function probe(path: string): CandidateDiagnostic["outcome"] {
   try {
     const info = Deno.statSync(path);
     if (!info.isFile) return "not_executable";
-    if (Deno.build.os !== "windows" && info.mode !== null && (info.mode & 0o111) === 0) return "not_executable";
+    if (Deno.build.os !== "windows" && info.mode !== null && (info.mode & 0o111) === 0) {
+      return "not_executable";
+    }
     return "found";
   } catch {
     return "missing";
@@ -78,7 +80,9 @@ export function discoverChrome(opts: {
         outcome === "missing" ? "missing" : "not an executable file"
       }.`,
       retry: "after_recovery",
-      recovery: `Point ${source === "argument" ? "executable" : source} at an installed Chrome or Chromium binary.`,
+      recovery: `Point ${
+        source === "argument" ? "executable" : source
+      } at an installed Chrome or Chromium binary.`,
       details: { diagnostics },
     });
   }
@@ -92,7 +96,12 @@ export function discoverChrome(opts: {
     const t0 = performance.now();
     const outcome = probe(candidate);
     if (outcome !== "missing") {
-      diagnostics.push({ source: "platform_default", ordinal, outcome, elapsed_ms: Math.round(performance.now() - t0) });
+      diagnostics.push({
+        source: "platform_default",
+        ordinal,
+        outcome,
+        elapsed_ms: Math.round(performance.now() - t0),
+      });
     }
     if (outcome === "found") return { path: candidate, source: "platform_default", diagnostics };
   }

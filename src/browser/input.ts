@@ -102,7 +102,9 @@ function keyDef(name: string): KeyDef | undefined {
   if (named) return named;
   if ([...canonical].length !== 1) return undefined;
   const ch = canonical;
-  if (/[a-zA-Z]/.test(ch)) return { key: ch, code: `Key${ch.toUpperCase()}`, keyCode: ch.toUpperCase().charCodeAt(0), text: ch };
+  if (/[a-zA-Z]/.test(ch)) {
+    return { key: ch, code: `Key${ch.toUpperCase()}`, keyCode: ch.toUpperCase().charCodeAt(0), text: ch };
+  }
   if (/[0-9]/.test(ch)) return { key: ch, code: `Digit${ch}`, keyCode: ch.charCodeAt(0), text: ch };
   const punct = PUNCTUATION_CODES[ch];
   if (punct) return { key: ch, code: punct[0], keyCode: punct[1], text: ch };

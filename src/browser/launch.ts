@@ -88,7 +88,12 @@ export async function launchChrome(opts: LaunchOptions): Promise<LaunchedChrome>
       const [portLine, path] = (await Deno.readTextFile(portFile)).split("\n");
       const port = Number(portLine);
       if (port > 0 && path) {
-        return { process: child, port, browserWsUrl: `ws://127.0.0.1:${port}${path}`, stderrTail: () => tail };
+        return {
+          process: child,
+          port,
+          browserWsUrl: `ws://127.0.0.1:${port}${path}`,
+          stderrTail: () => tail,
+        };
       }
     } catch { /* not written yet */ }
     await new Promise((r) => setTimeout(r, 25));

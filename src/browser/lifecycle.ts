@@ -33,7 +33,8 @@ export function parseLoopbackEndpoint(endpoint: string): URL {
       code: "invalid_endpoint",
       message: `${JSON.stringify(endpoint.slice(0, 120))} is not a CDP endpoint URL.`,
       retry: "never",
-      recovery: "Pass http://127.0.0.1:<port> (from chrome --remote-debugging-port) or its ws:// browser URL.",
+      recovery:
+        "Pass http://127.0.0.1:<port> (from chrome --remote-debugging-port) or its ws:// browser URL.",
       affected: { argument: "endpoint" },
     });
   }
@@ -49,7 +50,8 @@ export function parseLoopbackEndpoint(endpoint: string): URL {
   if (!LOOPBACK_HOSTS.has(url.hostname) && !/^127\.\d+\.\d+\.\d+$/.test(url.hostname)) {
     throw new ToolError({
       code: "endpoint_not_loopback",
-      message: `Refusing to attach to ${url.hostname}: CDP endpoints must be on this machine's loopback interface.`,
+      message:
+        `Refusing to attach to ${url.hostname}: CDP endpoints must be on this machine's loopback interface.`,
       retry: "never",
       recovery:
         "Start Chrome with --remote-debugging-port and attach to http://127.0.0.1:<port>; CDP grants full control and must not cross a network.",

@@ -1,5 +1,5 @@
 import type { Protocol } from "devtools-protocol";
-import { CdpConnection } from "./cdp.ts";
+import type { CdpConnection } from "./cdp.ts";
 import { type DialogState, pageClosed, PageTarget } from "./targets.ts";
 import { ToolError } from "../errors.ts";
 import { logger } from "../log.ts";
@@ -128,10 +128,14 @@ export class BrowserSession {
     c.on("Target.attachedToTarget", ({ sessionId, targetInfo, waitingForDebugger }, parent) => {
       if (parent) return;
       if (targetInfo.type !== "page" || targetInfo.url.startsWith("devtools://")) {
-        if (waitingForDebugger) c.send("Runtime.runIfWaitingForDebugger", undefined, sessionId).catch(() => {});
+        if (waitingForDebugger) {
+          c.send("Runtime.runIfWaitingForDebugger", undefined, sessionId).catch(() => {});
+        }
         return;
       }
-      this.#adopt(sessionId, targetInfo).catch((err) => log.debug("adopt failed: {err}", { err: String(err) }));
+      this.#adopt(sessionId, targetInfo).catch((err) =>
+        log.debug("adopt failed: {err}", { err: String(err) })
+      );
     });
     c.on("Target.targetInfoChanged", ({ targetInfo }) => {
       const page = this.#byTarget.get(targetInfo.targetId);
@@ -143,8 +147,14 @@ export class BrowserSession {
     });
     const route = (sessionId: string | undefined) => (sessionId ? this.#bySession.get(sessionId) : undefined);
     c.on("Page.frameNavigated", ({ frame }, sid) => route(sid)?.onFrameNavigated(frame));
-    c.on("Page.navigatedWithinDocument", ({ frameId, url }, sid) => route(sid)?.onSameDocumentNavigation(frameId, url));
-    c.on("Page.lifecycleEvent", ({ frameId, loaderId, name }, sid) => route(sid)?.onLifecycle(frameId, loaderId, name));
+    c.on(
+      "Page.navigatedWithinDocument",
+      ({ frameId, url }, sid) => route(sid)?.onSameDocumentNavigation(frameId, url),
+    );
+    c.on(
+      "Page.lifecycleEvent",
+      ({ frameId, loaderId, name }, sid) => route(sid)?.onLifecycle(frameId, loaderId, name),
+    );
     c.on("Page.frameStartedLoading", ({ frameId }, sid) => route(sid)?.onLoading(frameId, true));
     c.on("Page.frameStoppedLoading", ({ frameId }, sid) => route(sid)?.onLoading(frameId, false));
     c.on("Page.javascriptDialogOpening", (params, sid) => {

@@ -62,7 +62,11 @@ export class PageTarget {
     return this.#navigationCount;
   }
 
-  send<M extends keyof Commands>(method: M, params?: CommandParams<M>, timeoutMs?: number): Promise<CommandResult<M>> {
+  send<M extends keyof Commands>(
+    method: M,
+    params?: CommandParams<M>,
+    timeoutMs?: number,
+  ): Promise<CommandResult<M>> {
     if (this.closed) throw pageClosed(this.id);
     return this.#conn.send(method, params, this.sessionId, timeoutMs);
   }
@@ -79,7 +83,9 @@ export class PageTarget {
     this.url = frameTree.frame.url + (frameTree.frame.urlFragment ?? "");
   }
 
-  onFrameNavigated(frame: { id: string; parentId?: string; loaderId: string; url: string; urlFragment?: string }) {
+  onFrameNavigated(
+    frame: { id: string; parentId?: string; loaderId: string; url: string; urlFragment?: string },
+  ) {
     if (frame.parentId) return;
     this.mainFrameId = frame.id;
     this.url = frame.url + (frame.urlFragment ?? "");

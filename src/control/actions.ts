@@ -1,11 +1,23 @@
 import type { BrowserSession } from "../browser/session.ts";
 import type { PageTarget } from "../browser/targets.ts";
-import { dispatchChord, dispatchClick, type Modifier, type MouseButton, parseChord } from "../browser/input.ts";
+import {
+  dispatchChord,
+  dispatchClick,
+  type Modifier,
+  type MouseButton,
+  parseChord,
+} from "../browser/input.ts";
 import { ToolError } from "../errors.ts";
 import type { Detail } from "../snapshot/present.ts";
 import type { InstanceStore } from "../store/instance.ts";
 import { beginAction, type Observation, observe } from "./observation.ts";
-import { describeElementSource, pageForTarget, releaseTargeting, resolveTarget, type TargetSpec } from "./targeting.ts";
+import {
+  describeElementSource,
+  pageForTarget,
+  releaseTargeting,
+  resolveTarget,
+  type TargetSpec,
+} from "./targeting.ts";
 import { recordInteraction } from "./timeline.ts";
 
 export interface ActionEnv {
@@ -51,7 +63,11 @@ async function interact(
     recordInteraction(env.session, ctx.record);
     throw err;
   }
-  const observation = await observe(ctx, { store: env.store, detail: env.detail, inlineImage: env.inlineImage });
+  const observation = await observe(ctx, {
+    store: env.store,
+    detail: env.detail,
+    inlineImage: env.inlineImage,
+  });
   recordInteraction(env.session, ctx.record);
   await releaseTargeting(page);
   return observation;
@@ -71,7 +87,11 @@ const HIT_TEST = `function(x, y) {
   return { ok: false, by: (${describeElementSource}).call(hit) };
 }`;
 
-async function clickPoint(page: PageTarget, objectId: string, backendNodeId: number): Promise<{ x: number; y: number }> {
+async function clickPoint(
+  page: PageTarget,
+  objectId: string,
+  backendNodeId: number,
+): Promise<{ x: number; y: number }> {
   await page.send("DOM.scrollIntoViewIfNeeded", { backendNodeId }).catch(() => {});
   let quads: number[][] = [];
   try {
@@ -83,7 +103,8 @@ async function clickPoint(page: PageTarget, objectId: string, backendNodeId: num
       code: "element_not_visible",
       message: "The element has no visible box to act on.",
       retry: "after_recovery",
-      recovery: "Wait until it is visible (take a snapshot or screenshot to check), or target a visible element.",
+      recovery:
+        "Wait until it is visible (take a snapshot or screenshot to check), or target a visible element.",
       affected: { page_id: page.id },
     });
   }
@@ -122,7 +143,10 @@ export async function click(env: ActionEnv, spec: TargetSpec, opts: ClickOptions
   const point = target.kind === "point"
     ? { x: target.x, y: target.y }
     : await clickPoint(page, target.objectId, target.backendNodeId);
-  const params = { target: target.kind === "element" ? { ref: target.ref, via: target.via } : point, ...opts };
+  const params = {
+    target: target.kind === "element" ? { ref: target.ref, via: target.via } : point,
+    ...opts,
+  };
   const observation = await interact(env, page, "click", params, async () => {
     await env.session.activate(page);
     await dispatchClick(page, point.x, point.y, {
@@ -180,7 +204,7 @@ export async function fill(env: ActionEnv, spec: TargetSpec, value: string, page
       code: "invalid_target",
       message: "fill needs an element (ref, locator or selector), not coordinates.",
       retry: "never",
-      recovery: "Pass the field's ref from snapshot_page, or a locator like {\"label\": \"Email\"}.",
+      recovery: 'Pass the field\'s ref from snapshot_page, or a locator like {"label": "Email"}.',
     });
   }
   const { result } = await page.send("Runtime.callFunctionOn", {
@@ -232,7 +256,9 @@ export async function fill(env: ActionEnv, spec: TargetSpec, value: string, page
     }).catch(() => undefined);
     if (readBack && readBack.result.value !== value) {
       const warnings = (observation.structured.warnings as string[] | undefined) ?? [];
-      warnings.push("value_differs: the field holds a different value than requested (maxlength, mask or script)");
+      warnings.push(
+        "value_differs: the field holds a different value than requested (maxlength, mask or script)",
+      );
       observation.structured.warnings = warnings;
     }
   }
@@ -240,7 +266,12 @@ export async function fill(env: ActionEnv, spec: TargetSpec, value: string, page
   return observation;
 }
 
-export async function pressKeys(env: ActionEnv, keys: string[], spec: TargetSpec | undefined, pageId?: string) {
+export async function pressKeys(
+  env: ActionEnv,
+  keys: string[],
+  spec: TargetSpec | undefined,
+  pageId?: string,
+) {
   const startedMs = env.session.now();
   const chords = keys.map(parseChord);
   const page = usablePage(spec ? pageForTarget(env.session, spec, pageId) : env.session.page(pageId));
@@ -269,7 +300,13 @@ export async function navigation(
   pageId?: string,
 ) {
   const page = usablePage(env.session.page(pageId));
-  const operation = op === "navigate" ? "navigate_page" : op === "reload" ? "reload_page" : op === "back" ? "go_back" : "go_forward";
+  const operation = op === "navigate"
+    ? "navigate_page"
+    : op === "reload"
+    ? "reload_page"
+    : op === "back"
+    ? "go_back"
+    : "go_forward";
   let historyEntry: number | undefined;
   if (op === "back" || op === "forward") {
     const history = await page.send("Page.getNavigationHistory");
@@ -289,7 +326,12 @@ export async function navigation(
   const params = op === "navigate" ? { url: opts.url } : {};
   return await interact(env, page, operation, params, async () => {
     if (op === "navigate") {
-      const { loaded } = await env.session.navigate(page, opts.url ?? "about:blank", opts.waitUntil, opts.timeoutMs);
+      const { loaded } = await env.session.navigate(
+        page,
+        opts.url ?? "about:blank",
+        opts.waitUntil,
+        opts.timeoutMs,
+      );
       if (!loaded && opts.waitUntil === "load") throw navigationTimeout(page, opts.timeoutMs);
       return;
     }
@@ -300,7 +342,10 @@ export async function navigation(
     // History moves may stay within the document (no new loader); only wait when a load is coming.
     await new Promise((r) => setTimeout(r, 30));
     if (page.loading || page.loaderId !== loaderBefore || op === "reload") {
-      const loaded = await page.waitForLoad(page.loaderId !== loaderBefore ? page.loaderId : undefined, opts.timeoutMs);
+      const loaded = await page.waitForLoad(
+        page.loaderId !== loaderBefore ? page.loaderId : undefined,
+        opts.timeoutMs,
+      );
       if (!loaded) throw navigationTimeout(page, opts.timeoutMs);
     }
   });
@@ -311,7 +356,7 @@ function navigationTimeout(page: PageTarget, timeoutMs: number): ToolError {
     code: "navigation_timeout",
     message: `The page did not finish loading within ${timeoutMs} ms.`,
     retry: "safe",
-    recovery: "Raise timeout_ms, or pass wait_until: \"none\" and check the page with snapshot_page.",
+    recovery: 'Raise timeout_ms, or pass wait_until: "none" and check the page with snapshot_page.',
     affected: { page_id: page.id },
     details: { timeout_ms: timeoutMs },
   });

@@ -75,7 +75,9 @@ export async function rendezvous(page: PageTarget): Promise<boolean> {
 
 export function pngSize(bytes: Uint8Array): { width: number; height: number } {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  return bytes.byteLength >= 24 ? { width: view.getUint32(16), height: view.getUint32(20) } : { width: 0, height: 0 };
+  return bytes.byteLength >= 24
+    ? { width: view.getUint32(16), height: view.getUint32(20) }
+    : { width: 0, height: 0 };
 }
 
 export function decodeBase64(data: string): Uint8Array {
@@ -154,9 +156,8 @@ export async function observe(ctx: ActionContext, opts: ObserveOptions): Promise
       outcomes = semanticOutcomes(snapshot);
       if (unchanged && opts.detail !== "full") {
         snapshotBlock = unchangedMarker(snapshot);
-        snapshotText = `snapshot unchanged (generation ${snapshot.snapshot_generation}, ${
-          snapshotBlock.target_count as number
-        } targets)`;
+        snapshotText = `snapshot unchanged (generation ${snapshot.snapshot_generation}, ${snapshotBlock
+          .target_count as number} targets)`;
       } else {
         const presented = presentSnapshot(snapshot, opts.detail);
         snapshotBlock = presented.structured;
@@ -189,8 +190,12 @@ export async function observe(ctx: ActionContext, opts: ObserveOptions): Promise
       complete: record.completed_ms,
       observed: record.observed_ms,
     },
-    navigation: navigated ? { navigated: true, url: page.url, new_document: newDocument } : { navigated: false },
-    dialog: page.dialog ? { open: true, type: page.dialog.type, message: page.dialog.message } : { open: false },
+    navigation: navigated
+      ? { navigated: true, url: page.url, new_document: newDocument }
+      : { navigated: false },
+    dialog: page.dialog
+      ? { open: true, type: page.dialog.type, message: page.dialog.message }
+      : { open: false },
     ...(newPages.length > 0 ? { new_pages: newPages } : {}),
     ...(screenshot ? { screenshot } : {}),
     ...(outcomes.length > 0 ? { semantic_outcomes: outcomes } : {}),
@@ -204,12 +209,16 @@ export async function observe(ctx: ActionContext, opts: ObserveOptions): Promise
       Math.round((record.observed_ms ?? 0) - record.started_ms)
     } ms on ${page.id} ${page.url}`,
   ];
-  if (navigated) lines.push(`navigated${newDocument ? " to a new document" : " within the document"}: ${page.url}`);
+  if (navigated) {
+    lines.push(`navigated${newDocument ? " to a new document" : " within the document"}: ${page.url}`);
+  }
   if (page.dialog) lines.push(`dialog open: ${page.dialog.type} ${JSON.stringify(page.dialog.message)}`);
   for (const p of newPages) lines.push(`new page ${p.page_id}: ${p.url}`);
   if (screenshot) {
     lines.push(
-      `screenshot ${screenshot.uri as string}${rendezvousObserved ? "" : " [compositor_rendezvous_unobserved]"}`,
+      `screenshot ${screenshot.uri as string}${
+        rendezvousObserved ? "" : " [compositor_rendezvous_unobserved]"
+      }`,
     );
   }
   if (warnings.length > 0) lines.push(`warnings: ${warnings.join("; ")}`);

@@ -42,8 +42,13 @@ function invalidTarget(message: string): ToolError {
 }
 
 export function countTargetForms(spec: TargetSpec): number {
-  return [spec.ref !== undefined, spec.locator !== undefined, spec.selector !== undefined, spec.x !== undefined ||
-    spec.y !== undefined].filter(Boolean).length;
+  return [
+    spec.ref !== undefined,
+    spec.locator !== undefined,
+    spec.selector !== undefined,
+    spec.x !== undefined ||
+    spec.y !== undefined,
+  ].filter(Boolean).length;
 }
 
 /** Returns the page a target spec acts on: a ref names its own page; otherwise page_id or the selection. */
@@ -91,7 +96,12 @@ async function backendIdOf(page: PageTarget, objectId: string): Promise<number> 
 }
 
 function refFor(session: BrowserSession, page: PageTarget, backendNodeId: number): string {
-  return encodeRef({ session: session.ordinal, page: page.ordinal, generation: page.generation, node: backendNodeId });
+  return encodeRef({
+    session: session.ordinal,
+    page: page.ordinal,
+    generation: page.generation,
+    node: backendNodeId,
+  });
 }
 
 function locatorOutcome(loc: Locator, count: number, truncated: boolean, candidates: string[]): ToolError {
@@ -121,8 +131,9 @@ async function resolveLocator(
   page: PageTarget,
   loc: Locator,
 ): Promise<{ backendNodeId: number; objectId: string }> {
-  const kinds = [loc.role !== undefined, loc.label !== undefined, loc.text !== undefined, loc.test_id !== undefined]
-    .filter(Boolean).length;
+  const kinds =
+    [loc.role !== undefined, loc.label !== undefined, loc.text !== undefined, loc.test_id !== undefined]
+      .filter(Boolean).length;
   if (kinds !== 1) {
     throw new ToolError({
       code: "invalid_argument",
@@ -161,12 +172,16 @@ async function resolveLocator(
   const { result } = await page.send("Runtime.callFunctionOn", {
     functionDeclaration: pageLocatorSource(),
     arguments: [{ value: kind }, { value: query }, { value: exact }, { value: LOCATOR_CAP }],
-    objectId: (await page.send("Runtime.evaluate", { expression: "document", objectGroup: OBJECT_GROUP })).result
-      .objectId,
+    objectId:
+      (await page.send("Runtime.evaluate", { expression: "document", objectGroup: OBJECT_GROUP })).result
+        .objectId,
     objectGroup: OBJECT_GROUP,
   });
   if (!result.objectId) throw locatorOutcome(loc, 0, false, []);
-  const { result: props } = await page.send("Runtime.getProperties", { objectId: result.objectId, ownProperties: true });
+  const { result: props } = await page.send("Runtime.getProperties", {
+    objectId: result.objectId,
+    ownProperties: true,
+  });
   const elements = props.filter((p) => /^\d+$/.test(p.name) && p.value?.objectId);
   if (elements.length !== 1) {
     const described: string[] = [];
@@ -250,7 +265,14 @@ export async function resolveTarget(
       });
     }
     const backendNodeId = await backendIdOf(page, objectId);
-    return { kind: "element", page, backendNodeId, objectId, ref: refFor(session, page, backendNodeId), via: "selector" };
+    return {
+      kind: "element",
+      page,
+      backendNodeId,
+      objectId,
+      ref: refFor(session, page, backendNodeId),
+      via: "selector",
+    };
   }
   if (spec.x === undefined || spec.y === undefined) throw invalidTarget("Coordinates need both x and y.");
   return { kind: "point", page, x: spec.x, y: spec.y, via: "coordinates" };

@@ -32,7 +32,11 @@ export async function runDemo(app: AppContext, args: string[]): Promise<number> 
   await Deno.mkdir(outDir, { recursive: true });
 
   const steps: Step[] = [
-    { title: "Launch headless Chrome (temporary profile)", tool: "start_browser", args: () => ({ headless: true, temporary: true }) },
+    {
+      title: "Launch headless Chrome (temporary profile)",
+      tool: "start_browser",
+      args: () => ({ headless: true, temporary: true }),
+    },
     { title: `Navigate to ${url}`, tool: "navigate_page", args: () => ({ url }) },
     { title: "Snapshot the page", tool: "snapshot_page", args: () => ({}) },
     { title: "Screenshot the viewport", tool: "take_screenshot", args: () => ({ inline_images: false }) },
@@ -40,19 +44,34 @@ export async function runDemo(app: AppContext, args: string[]): Promise<number> 
   if (!userUrl) {
     steps.push(
       {
-        title: "Click \"Show details\" by ref",
+        title: 'Click "Show details" by ref',
         tool: "click",
         args: (prev) => ({ ref: findRef(prev.get("snapshot_page"), "button", /Show details/) }),
       },
-      { title: "Fill the Name field by label", tool: "fill", args: () => ({ locator: { label: "Name" }, value: "Ada" }) },
+      {
+        title: "Fill the Name field by label",
+        tool: "fill",
+        args: () => ({ locator: { label: "Name" }, value: "Ada" }),
+      },
       { title: "Press Enter to submit", tool: "press_keys", args: () => ({ keys: "Enter" }) },
-      { title: "Open the heavy page", tool: "navigate_page", args: () => ({ url: `${fixture?.origin}/heavy.html` }) },
+      {
+        title: "Open the heavy page",
+        tool: "navigate_page",
+        args: () => ({ url: `${fixture?.origin}/heavy.html` }),
+      },
       { title: "Snapshot the heavy page", tool: "snapshot_page", args: () => ({}) },
     );
   }
   steps.push({ title: "Close the browser", tool: "stop_browser", args: () => ({}) });
 
-  const report: string[] = [`# krometrail demo`, ``, `Target: ${url}`, ``, `| # | step | tool | ms | result |`, `|---|---|---|---|---|`];
+  const report: string[] = [
+    `# krometrail demo`,
+    ``,
+    `Target: ${url}`,
+    ``,
+    `| # | step | tool | ms | result |`,
+    `|---|---|---|---|---|`,
+  ];
   const outputs = new Map<string, ToolOutput>();
   let failures = 0;
   let shot = 0;
@@ -64,7 +83,9 @@ export async function runDemo(app: AppContext, args: string[]): Promise<number> 
     const ms = Math.round(performance.now() - t0);
     outputs.set(step.tool, out);
     const first = out.text.split("\n")[0];
-    console.log(`${String(i + 1).padStart(2)}. ${step.title} — ${ms} ms${out.isError ? " FAILED" : ""}\n    ${first}`);
+    console.log(
+      `${String(i + 1).padStart(2)}. ${step.title} — ${ms} ms${out.isError ? " FAILED" : ""}\n    ${first}`,
+    );
     if (out.isError) failures++;
     const uris = [out.structured.uri, (out.structured.screenshot as { uri?: string } | undefined)?.uri]
       .filter((u): u is string => typeof u === "string" && u.startsWith(EVIDENCE_SCHEME));

@@ -28,7 +28,10 @@ export function serveStatic(root: string = FIXTURE_SITE): StaticServer {
     try {
       const body = await Deno.readFile(path);
       return new Response(body, {
-        headers: { "content-type": TYPES[extname(path)] ?? "application/octet-stream", "cache-control": "no-store" },
+        headers: {
+          "content-type": TYPES[extname(path)] ?? "application/octet-stream",
+          "cache-control": "no-store",
+        },
       });
     } catch {
       return new Response("not found", { status: 404 });

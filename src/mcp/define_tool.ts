@@ -1,4 +1,4 @@
-import { z } from "zod";
+import type { z } from "zod";
 import { asToolError, ToolError } from "../errors.ts";
 import type { AppContext } from "./context.ts";
 import { errorOutput, type ToolOutput } from "./response.ts";

@@ -52,9 +52,16 @@ function typeOf(p: Record<string, unknown>): string {
 function notes(p: Record<string, unknown>): string {
   const parts: string[] = [];
   if (typeof p.description === "string") parts.push(p.description);
-  for (const [k, label] of [["minimum", "min"], ["maximum", "max"], ["minLength", "min length"], ["maxLength", "max length"]]) {
+  for (
+    const [k, label] of [["minimum", "min"], ["maximum", "max"], ["minLength", "min length"], [
+      "maxLength",
+      "max length",
+    ]]
+  ) {
     if (typeof p[k] === "number") parts.push(`${label} ${p[k]}`);
   }
-  if (p.type === "object" && p.properties) parts.push(`fields: ${Object.keys(p.properties as object).join(", ")}`);
+  if (p.type === "object" && p.properties) {
+    parts.push(`fields: ${Object.keys(p.properties as object).join(", ")}`);
+  }
   return parts.join("; ").replace(/\|/g, "\\|");
 }

@@ -43,7 +43,8 @@ export const CAPABILITIES: readonly Capability[] = [
     name: "temporal-video",
     default: "conditional",
     depends: ["temporal-vision"],
-    responsibility: "Bounded MP4/H.264 clips from retained source frames through a qualified user-installed ffmpeg",
+    responsibility:
+      "Bounded MP4/H.264 clips from retained source frames through a qualified user-installed ffmpeg",
     tools: [],
   },
   {
@@ -82,9 +83,11 @@ export type Availability = { available: true } | { available: false; reason: str
 export function resolveAvailability(): Map<CapabilityName, Availability> {
   const out = new Map<CapabilityName, Availability>();
   for (const cap of CAPABILITIES) {
-    if (cap.default === "unavailable") out.set(cap.name, { available: false, reason: "unavailable in this product" });
-    else if (cap.tools.length === 0) out.set(cap.name, { available: false, reason: "not built in this version" });
-    else out.set(cap.name, { available: true });
+    if (cap.default === "unavailable") {
+      out.set(cap.name, { available: false, reason: "unavailable in this product" });
+    } else if (cap.tools.length === 0) {
+      out.set(cap.name, { available: false, reason: "not built in this version" });
+    } else out.set(cap.name, { available: true });
   }
   for (const cap of CAPABILITIES) {
     const missing = cap.depends.find((d) => !out.get(d)?.available);
@@ -117,7 +120,10 @@ export function buildCatalogue(): Catalogue {
 
 /** The JSON Schema a tool advertises: zod's draft 2020-12 output without the $schema line. */
 export function inputJsonSchema(tool: Tool): { type: "object"; [key: string]: unknown } {
-  const schema = z.toJSONSchema(tool.input, { target: "draft-2020-12", io: "input" }) as Record<string, unknown>;
+  const schema = z.toJSONSchema(tool.input, { target: "draft-2020-12", io: "input" }) as Record<
+    string,
+    unknown
+  >;
   delete schema.$schema;
   return { ...schema, type: "object" };
 }

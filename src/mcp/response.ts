@@ -40,7 +40,11 @@ export function toCallToolResult(out: ToolOutput): CallToolResult {
   return {
     content: [
       { type: "text", text: out.text },
-      ...(out.images ?? []).map((img) => ({ type: "image" as const, data: img.data, mimeType: img.mimeType })),
+      ...(out.images ?? []).map((img) => ({
+        type: "image" as const,
+        data: img.data,
+        mimeType: img.mimeType,
+      })),
     ],
     structuredContent: out.structured,
     ...(out.isError ? { isError: true } : {}),

@@ -56,7 +56,9 @@ function encodeCursor(key: string, page: number): string {
 function decodeCursor(cursor: string, key: string, pages: number): number {
   try {
     const parsed = JSON.parse(atob(cursor));
-    if (parsed && parsed.k === key && Number.isInteger(parsed.p) && parsed.p > 0 && parsed.p < pages) return parsed.p;
+    if (parsed && parsed.k === key && Number.isInteger(parsed.p) && parsed.p > 0 && parsed.p < pages) {
+      return parsed.p;
+    }
   } catch { /* fall through */ }
   throw new ProtocolError(
     ProtocolErrorCode.InvalidParams,
@@ -133,7 +135,8 @@ function buildServer(app: AppContext, paged: PagedCatalogue, era: "legacy" | "mo
       }
     },
   );
-  mcp.server.onerror = (err: Error) => log.warn("protocol error: {message}", { message: err.message.slice(0, 300) });
+  mcp.server.onerror = (err: Error) =>
+    log.warn("protocol error: {message}", { message: err.message.slice(0, 300) });
   return mcp;
 }
 
@@ -164,4 +167,3 @@ export function serveMcp(app: AppContext): Promise<void> {
     });
   });
 }
-

@@ -35,7 +35,9 @@ function fnv1a(text: string): string {
 
 function digestOf(nodes: SnapNode[]): string {
   return fnv1a(
-    nodes.map((n) => `${n.depth}|${n.role}|${n.name}|${n.value ?? ""}|${JSON.stringify(n.states)}|${n.backendNodeId ?? ""}`)
+    nodes.map((n) =>
+      `${n.depth}|${n.role}|${n.name}|${n.value ?? ""}|${JSON.stringify(n.states)}|${n.backendNodeId ?? ""}`
+    )
       .join("\n"),
   );
 }
@@ -56,9 +58,12 @@ export async function acquireSnapshot(session: BrowserSession, page: PageTarget)
   const digest = digestOf(nodes) + `:${documentGeneration}`;
   const unchanged = state.last !== undefined && state.last.digest === digest;
   const refOf = (n: SnapNode) =>
-    n.backendNodeId === undefined
-      ? undefined
-      : encodeRef({ session: session.ordinal, page: page.ordinal, generation: documentGeneration, node: n.backendNodeId });
+    n.backendNodeId === undefined ? undefined : encodeRef({
+      session: session.ordinal,
+      page: page.ordinal,
+      generation: documentGeneration,
+      node: n.backendNodeId,
+    });
   const snapshot: Snapshot = {
     page_id: page.id,
     url: page.url,

@@ -45,9 +45,23 @@ export const TARGET_ROLES = new Set([
 ]);
 
 /** Structural roots never become targets from generic focusable or clickable signals. */
-const STRUCTURAL_ROLES = new Set(["RootWebArea", "WebArea", "document", "Iframe", "IframePresentational", "html"]);
+const STRUCTURAL_ROLES = new Set([
+  "RootWebArea",
+  "WebArea",
+  "document",
+  "Iframe",
+  "IframePresentational",
+  "html",
+]);
 const SKIPPED_ROLES = new Set(["InlineTextBox", "LineBreak"]);
-const TRANSPARENT_ROLES = new Set(["generic", "none", "presentation", "GenericContainer", "Ignored", "LayoutTable"]);
+const TRANSPARENT_ROLES = new Set([
+  "generic",
+  "none",
+  "presentation",
+  "GenericContainer",
+  "Ignored",
+  "LayoutTable",
+]);
 const EDITABLE_ROLES = new Set(["textbox", "searchbox", "spinbutton"]);
 const TEXT_LIMIT = 160;
 

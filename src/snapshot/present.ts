@@ -60,7 +60,10 @@ function targetRow(n: SnapNode, ref: string | undefined): Record<string, unknown
 function isContext(n: SnapNode): boolean {
   if (n.target) return true;
   if (n.role === "StaticText") return false;
-  if (/^(heading|alert|status|dialog|alertdialog|main|navigation|banner|contentinfo|form|region|table|list|img|log)$/.test(n.role)) {
+  if (
+    /^(heading|alert|status|dialog|alertdialog|main|navigation|banner|contentinfo|form|region|table|list|img|log)$/
+      .test(n.role)
+  ) {
     return true;
   }
   return n.name.length > 0 && n.role !== "generic" && n.role !== "paragraph" && n.role !== "cell" &&
@@ -107,7 +110,8 @@ export function presentSnapshot(snap: Snapshot, detail: Detail): PresentedSnapsh
         header,
         ...lines,
         `nodes ${shown.length} of ${context.length} context nodes` +
-        (omittedLines > 0 ? ` (${omittedLines} omitted)` : "") + `; plain text nodes omitted: ${omittedOther}`,
+        (omittedLines > 0 ? ` (${omittedLines} omitted)` : "") +
+        `; plain text nodes omitted: ${omittedOther}`,
       ].join("\n"),
       structured: {
         ...base,
@@ -136,7 +140,10 @@ export function unchangedMarker(snap: Snapshot): Record<string, unknown> {
     generation: snap.snapshot_generation,
     unchanged: true,
     target_count: targets,
-    omitted: { targets: Math.max(0, targets - CONCISE_TARGET_LIMIT), non_target_nodes: snap.nodes.length - targets },
+    omitted: {
+      targets: Math.max(0, targets - CONCISE_TARGET_LIMIT),
+      non_target_nodes: snap.nodes.length - targets,
+    },
   };
 }
 

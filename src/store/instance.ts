@@ -63,7 +63,7 @@ export class InstanceStore {
     }
   }
 
-  async close(): Promise<void> {
+  close(): void {
     try {
       this.#lock?.close();
     } catch { /* already closed */ }

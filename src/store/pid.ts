@@ -5,7 +5,8 @@
 export function pidAlive(pid: number): boolean {
   if (!Number.isInteger(pid) || pid <= 0) return true;
   try {
-    const out = new Deno.Command("kill", { args: ["-0", String(pid)], stdout: "null", stderr: "piped" }).outputSync();
+    const out = new Deno.Command("kill", { args: ["-0", String(pid)], stdout: "null", stderr: "piped" })
+      .outputSync();
     if (out.success) return true;
     return !/no such process/i.test(new TextDecoder().decode(out.stderr));
   } catch {

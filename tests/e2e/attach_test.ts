@@ -27,7 +27,9 @@ Deno.test({
     const chrome = await startDebugChrome(profile);
     const server = await startServer();
     try {
-      const attached = structured(await server.call("attach_browser", { endpoint: `http://127.0.0.1:${chrome.port}` }));
+      const attached = structured(
+        await server.call("attach_browser", { endpoint: `http://127.0.0.1:${chrome.port}` }),
+      );
       assertEquals(attached.mode, "attached");
       const nav = structured(await server.call("navigate_page", { url: `${site.origin}/index.html` }));
       assertEquals(nav.status, "ok");
@@ -37,7 +39,9 @@ Deno.test({
       // The browser is still there and still serves its endpoint.
       const version = await (await fetch(`http://127.0.0.1:${chrome.port}/json/version`)).json();
       assert(String(version.Browser).length > 0);
-      const pages = await (await fetch(`http://127.0.0.1:${chrome.port}/json/list`)).json() as Array<{ url: string }>;
+      const pages = await (await fetch(`http://127.0.0.1:${chrome.port}/json/list`)).json() as Array<
+        { url: string }
+      >;
       assert(pages.some((p) => p.url.endsWith("/index.html")), "page we navigated is still open");
 
       // A second start while attached would clash; attaching again after detach works.
@@ -61,12 +65,21 @@ Deno.test({
   fn: async () => {
     const server = await startServer();
     try {
-      for (const endpoint of ["http://192.0.2.10:9222", "ws://example.com:9222/devtools/browser/x", "10.1.2.3:9222"]) {
+      for (
+        const endpoint of [
+          "http://192.0.2.10:9222",
+          "ws://example.com:9222/devtools/browser/x",
+          "10.1.2.3:9222",
+        ]
+      ) {
         const result = await server.call("attach_browser", { endpoint });
         assertEquals(result.isError, true);
         assertEquals(errorCode(result), "endpoint_not_loopback", endpoint);
       }
-      assertEquals(errorCode(await server.call("attach_browser", { endpoint: "ftp://127.0.0.1:1" })), "invalid_endpoint");
+      assertEquals(
+        errorCode(await server.call("attach_browser", { endpoint: "ftp://127.0.0.1:1" })),
+        "invalid_endpoint",
+      );
       const nobody = await server.call("attach_browser", { endpoint: "http://127.0.0.1:9" });
       assertEquals(errorCode(nobody), "endpoint_unreachable");
     } finally {

@@ -43,7 +43,12 @@ interface Case {
 function casesFor(tool: { name: string; inputSchema: Schema }, required: Record<string, unknown>): Case[] {
   const props = tool.inputSchema.properties ?? {};
   const cases: Case[] = [
-    { tool: tool.name, label: "unknown field", args: { ...required, bogus_field: 1 }, expectCode: "invalid_arguments" },
+    {
+      tool: tool.name,
+      label: "unknown field",
+      args: { ...required, bogus_field: 1 },
+      expectCode: "invalid_arguments",
+    },
     { tool: tool.name, label: "arguments not an object", args: [] as unknown as Record<string, unknown> },
   ];
   if ((tool.inputSchema.required ?? []).length > 0) {
@@ -118,7 +123,9 @@ Deno.test({
     try {
       await server.call("start_browser", { temporary: true });
       await server.call("navigate_page", { url: `${site.origin}/index.html` });
-      const tools = (await server.client.listTools()).tools as unknown as Array<{ name: string; inputSchema: Schema }>;
+      const tools = (await server.client.listTools()).tools as unknown as Array<
+        { name: string; inputSchema: Schema }
+      >;
       let checked = 0;
       for (const tool of tools) {
         const required: Record<string, unknown> = {};
@@ -137,17 +144,22 @@ Deno.test({
 
       // Refs from another session: well-formed, but never ours.
       const foreign = "s1p1g1n42";
-      for (const [tool, args] of [
-        ["click", { ref: foreign }],
-        ["fill", { ref: foreign, value: "x" }],
-        ["press_keys", { ref: foreign, keys: "a" }],
-        ["take_screenshot", { ref: foreign }],
-      ] as const) {
+      for (
+        const [tool, args] of [
+          ["click", { ref: foreign }],
+          ["fill", { ref: foreign, value: "x" }],
+          ["press_keys", { ref: foreign, keys: "a" }],
+          ["take_screenshot", { ref: foreign }],
+        ] as const
+      ) {
         const result = await server.call(tool, args);
         assertStructuredError({ tool, label: "foreign ref", args, expectCode: "stale_ref" }, result);
       }
       for (const bad of ["not-a-ref", "s1p1", "", "s99999999999p1g1n1"]) {
-        assertStructuredError({ tool: "click", label: `bad ref ${bad}`, args: {} }, await server.call("click", { ref: bad }));
+        assertStructuredError(
+          { tool: "click", label: `bad ref ${bad}`, args: {} },
+          await server.call("click", { ref: bad }),
+        );
       }
       assertStructuredError(
         { tool: "click", label: "two target forms", args: {}, expectCode: "invalid_target" },

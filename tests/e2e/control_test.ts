@@ -7,7 +7,8 @@ function processesMentioning(fragment: string): number {
 }
 
 Deno.test({
-  name: "start, navigate, snapshot, click by ref, fill by label, press Enter: observation shows the new state",
+  name:
+    "start, navigate, snapshot, click by ref, fill by label, press Enter: observation shows the new state",
   ...e2e,
   fn: async () => {
     const site = fixtures();
@@ -16,7 +17,10 @@ Deno.test({
       const started = structured(await server.call("start_browser", { headless: true }));
       assertEquals(started.running, true);
       assertEquals((started.profile as { kind: string; name: string }).name, "default");
-      assertEquals((started.capture as { configured: { every_nth_frame: number } }).configured.every_nth_frame, 1);
+      assertEquals(
+        (started.capture as { configured: { every_nth_frame: number } }).configured.every_nth_frame,
+        1,
+      );
 
       const nav = structured(await server.call("navigate_page", { url: `${site.origin}/index.html` }));
       assertEquals(nav.status, "ok");
@@ -28,7 +32,7 @@ Deno.test({
       assert(shot.width > 0 && shot.height > 0);
 
       const resource = await server.client.readResource({ uri: shot.uri });
-      const blob = (resource.contents[0] as { blob?: string; mimeType?: string });
+      const blob = resource.contents[0] as { blob?: string; mimeType?: string };
       assertEquals(blob.mimeType, "image/png");
       assert(atob(blob.blob ?? "").startsWith("\x89PNG"), "resource is a PNG");
 
@@ -45,17 +49,27 @@ Deno.test({
       assertEquals(clicked.status, "ok");
       assertEquals((clicked.target as { ref: string }).ref, showRef);
       const afterClick = clicked.snapshot as { targets?: Array<{ role: string; name: string }> };
-      assert(afterClick.targets?.some((t) => t.role === "button" && t.name === "Hide details"), "button text flipped");
+      assert(
+        afterClick.targets?.some((t) => t.role === "button" && t.name === "Hide details"),
+        "button text flipped",
+      );
 
-      const filled = structured(await server.call("fill", { locator: { label: "Name" }, value: "Ada Lovelace" }));
+      const filled = structured(
+        await server.call("fill", { locator: { label: "Name" }, value: "Ada Lovelace" }),
+      );
       assertEquals(filled.status, "ok");
-      const value = await server.call("evaluate_page", { expression: "document.getElementById('name').value" });
+      const value = await server.call("evaluate_page", {
+        expression: "document.getElementById('name').value",
+      });
       assertEquals(structured(value).value, "Ada Lovelace");
 
       const pressed = structured(await server.call("press_keys", { keys: "Enter" }));
       assertEquals(pressed.status, "ok");
       const outcomes = pressed.semantic_outcomes as Array<{ role: string; text: string }>;
-      assert(outcomes.some((o) => o.role === "status" && o.text === "Hello, Ada Lovelace!"), JSON.stringify(outcomes));
+      assert(
+        outcomes.some((o) => o.role === "status" && o.text === "Hello, Ada Lovelace!"),
+        JSON.stringify(outcomes),
+      );
 
       // A second observation of an unchanged page reuses the snapshot generation.
       const again = structured(await server.call("press_keys", { keys: "Shift" }));
@@ -73,7 +87,9 @@ Deno.test({
       await site.close();
     }
     // Closing the client shuts the server down and closes the Chrome it launched.
-    for (let i = 0; i < 50 && processesMentioning(server.dataDir) > 0; i++) await new Promise((r) => setTimeout(r, 100));
+    for (let i = 0; i < 50 && processesMentioning(server.dataDir) > 0; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+    }
     assertEquals(processesMentioning(server.dataDir), 0, "no Chrome left running with the test profile");
   },
 });
@@ -122,7 +138,9 @@ Deno.test({
     try {
       await server.call("start_browser", { temporary: true });
       await server.call("navigate_page", { url: `${site.origin}/popup.html` });
-      const opened = structured(await server.call("click", { locator: { role: "button", name: "Open popup" } }));
+      const opened = structured(
+        await server.call("click", { locator: { role: "button", name: "Open popup" } }),
+      );
       const newPages = opened.new_pages as Array<{ page_id: string; opener_page_id?: string }> | undefined;
       assert(newPages && newPages.length === 1, `popup reported: ${JSON.stringify(opened)}`);
       assertEquals(newPages[0].opener_page_id, "p1");
@@ -142,24 +160,42 @@ Deno.test({
       const reloaded = structured(await server.call("reload_page"));
       assertEquals((reloaded.navigation as { new_document: boolean }).new_document, true);
 
-      const full = await server.call("take_screenshot", { full_page: true, page_id: String(created.page_id) });
+      const full = await server.call("take_screenshot", {
+        full_page: true,
+        page_id: String(created.page_id),
+      });
       const fullShot = structured(full);
       assertEquals(fullShot.mode, "full_page");
       assert((fullShot.height as number) > 2000, `full page height ${fullShot.height}`);
-      assertEquals(full.content.filter((c) => c.type === "image").length, 1, "explicit screenshots inline one image");
+      assertEquals(
+        full.content.filter((c) => c.type === "image").length,
+        1,
+        "explicit screenshots inline one image",
+      );
       const element = structured(
-        await server.call("take_screenshot", { locator: { role: "button", name: "Show details" }, inline_images: false }),
+        await server.call("take_screenshot", {
+          locator: { role: "button", name: "Show details" },
+          inline_images: false,
+        }),
       );
       assertEquals(element.mode, "element");
       assert((element.width as number) < 300);
-      const region = structured(await server.call("take_screenshot", { region: { x: 0, y: 0, width: 200, height: 100 } }));
+      const region = structured(
+        await server.call("take_screenshot", { region: { x: 0, y: 0, width: 200, height: 100 } }),
+      );
       assertEquals([region.width, region.height], [200, 100]);
 
       const inspected = structured(await server.call("inspect_page"));
       assertEquals((inspected.history as { can_go_back: boolean }).can_go_back, true);
 
-      assertEquals(structured(await server.call("close_page", { page_id: String(created.page_id) })).closed_page_id, created.page_id);
-      assertEquals(errorCode(await server.call("select_page", { page_id: String(created.page_id) })), "page_closed");
+      assertEquals(
+        structured(await server.call("close_page", { page_id: String(created.page_id) })).closed_page_id,
+        created.page_id,
+      );
+      assertEquals(
+        errorCode(await server.call("select_page", { page_id: String(created.page_id) })),
+        "page_closed",
+      );
       const stopped = structured(await server.call("stop_browser"));
       assertEquals(stopped.closed_browser, true);
       assertEquals(errorCode(await server.call("list_pages")), "no_browser_session");

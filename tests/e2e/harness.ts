@@ -45,7 +45,9 @@ export async function startServer(
     stderr: "inherit",
   });
   const client = protocol === "2026-07-28"
-    ? new Client({ name: "krometrail-tests", version: "1.0.0" }, { versionNegotiation: { mode: { pin: protocol } } })
+    ? new Client({ name: "krometrail-tests", version: "1.0.0" }, {
+      versionNegotiation: { mode: { pin: protocol } },
+    })
     : new Client({ name: "krometrail-tests", version: "1.0.0" }, { supportedProtocolVersions: [protocol] });
   await client.connect(transport);
   return {
@@ -81,7 +83,9 @@ export function fixtures(): StaticServer {
 /** Finds a ref in a concise snapshot's target index. */
 export function refOf(snapshot: Record<string, unknown>, role: string, name: string | RegExp): string {
   const targets = (snapshot.targets ?? []) as Array<{ ref: string; role: string; name: string }>;
-  const hit = targets.find((t) => t.role === role && (typeof name === "string" ? t.name === name : name.test(t.name)));
+  const hit = targets.find((t) =>
+    t.role === role && (typeof name === "string" ? t.name === name : name.test(t.name))
+  );
   if (!hit) throw new Error(`no ${role} ${name} in snapshot: ${JSON.stringify(targets.slice(0, 20))}`);
   return hit.ref;
 }

@@ -36,7 +36,9 @@ Deno.test({
       assert(pages >= 3, `catalogue spans ${pages} pages`);
       assertEquals(names, [...names].sort(), "name-sorted");
       assertEquals(new Set(names).size, names.length, "no duplicates");
-      for (const required of ["start_browser", "click", "fill", "press_keys", "snapshot_page", "take_screenshot"]) {
+      for (
+        const required of ["start_browser", "click", "fill", "press_keys", "snapshot_page", "take_screenshot"]
+      ) {
         assert(names.includes(required), `${required} listed`);
       }
       const all = await server.client.listTools();

@@ -5,7 +5,11 @@ import { observationOutput } from "../response.ts";
 import { detail, inlineImages, pageId, targetFields } from "../schemas.ts";
 import { actionEnv } from "./action_env.ts";
 
-const observed = { page_id: pageId.optional(), detail: detail.optional(), inline_images: inlineImages.optional() };
+const observed = {
+  page_id: pageId.optional(),
+  detail: detail.optional(),
+  inline_images: inlineImages.optional(),
+};
 const chord = z.string().min(1).max(64);
 
 export const actionTools = [
@@ -46,7 +50,8 @@ export const actionTools = [
   defineTool({
     name: "press_keys",
     capability: "control",
-    description: 'Press keys or chords in order, e.g. "Enter" or ["Control+a", "Delete"]; optional focus target.',
+    description:
+      'Press keys or chords in order, e.g. "Enter" or ["Control+a", "Delete"]; optional focus target.',
     input: z.strictObject({
       keys: z.union([chord, z.array(chord).min(1).max(50)]),
       ref: targetFields.ref,

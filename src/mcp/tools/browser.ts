@@ -35,12 +35,16 @@ export function sessionStatus(s: BrowserSession, level: Detail): Record<string, 
 }
 
 function statusText(st: Record<string, unknown>): string {
-  if (!st.running) return `No browser running${st.end_reason ? ` (last session ended: ${st.end_reason})` : ""}.`;
+  if (!st.running) {
+    return `No browser running${st.end_reason ? ` (last session ended: ${st.end_reason})` : ""}.`;
+  }
   const dialogs = st.pages_with_open_dialog as Array<{ page_id: string; dialog: string }>;
   return [
     `Browser ${st.mode} ${st.browser} (session ${st.session_id})`,
     `pages: ${st.page_count}, selected ${st.selected_page_id}`,
-    ...(dialogs.length > 0 ? [`open dialogs: ${dialogs.map((d) => `${d.page_id} ${d.dialog}`).join(", ")}`] : []),
+    ...(dialogs.length > 0
+      ? [`open dialogs: ${dialogs.map((d) => `${d.page_id} ${d.dialog}`).join(", ")}`]
+      : []),
   ].join("\n");
 }
 
@@ -88,7 +92,10 @@ export const browserTools = [
       detail: detail.optional(),
     }),
     handler: async (args, app) => {
-      const s = await app.browsers.attach({ endpoint: args.endpoint, every_nth_frame: args.every_nth_frame ?? 1 });
+      const s = await app.browsers.attach({
+        endpoint: args.endpoint,
+        every_nth_frame: args.every_nth_frame ?? 1,
+      });
       const st = sessionStatus(s, args.detail ?? "concise");
       return output(`Attached. ${statusText(st)}`, st);
     },

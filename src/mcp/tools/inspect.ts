@@ -19,7 +19,8 @@ export const inspectTools = [
   defineTool({
     name: "snapshot_page",
     capability: "control",
-    description: "Accessibility snapshot with refs. concise: ranked target index; expanded: structure; full: all.",
+    description:
+      "Accessibility snapshot with refs. concise: ranked target index; expanded: structure; full: all.",
     input: z.strictObject({ page_id: pageId.optional(), detail: detail.optional() }),
     annotations: { readOnlyHint: true },
     handler: async (args, app) => {
@@ -74,7 +75,12 @@ export const inspectTools = [
         mode = "full_page";
         const height = Math.ceil(metrics.cssContentSize.height);
         if (height > FULL_PAGE_MAX_HEIGHT) {
-          throw limitExceeded("full-page height (CSS px)", height, FULL_PAGE_MAX_HEIGHT, "Use region screenshots.");
+          throw limitExceeded(
+            "full-page height (CSS px)",
+            height,
+            FULL_PAGE_MAX_HEIGHT,
+            "Use region screenshots.",
+          );
         }
         clip = { x: 0, y: 0, width: Math.ceil(metrics.cssContentSize.width), height, scale: 1 };
       } else if (args.region) {
@@ -84,16 +90,20 @@ export const inspectTools = [
         mode = "element";
         const target = await resolveTarget(s, spec, page.id);
         if (target.kind !== "element") throw new Error("unreachable");
-        await page.send("DOM.scrollIntoViewIfNeeded", { backendNodeId: target.backendNodeId }).catch(() => {});
+        await page.send("DOM.scrollIntoViewIfNeeded", { backendNodeId: target.backendNodeId }).catch(
+          () => {},
+        );
         const after = (await page.send("Page.getLayoutMetrics")).cssVisualViewport;
-        const { model } = await page.send("DOM.getBoxModel", { backendNodeId: target.backendNodeId }).catch(() => {
-          throw new ToolError({
-            code: "element_not_visible",
-            message: "The element has no box to capture.",
-            retry: "after_recovery",
-            recovery: "Wait until it is rendered, or screenshot the viewport.",
-          });
-        });
+        const { model } = await page.send("DOM.getBoxModel", { backendNodeId: target.backendNodeId }).catch(
+          () => {
+            throw new ToolError({
+              code: "element_not_visible",
+              message: "The element has no box to capture.",
+              retry: "after_recovery",
+              recovery: "Wait until it is rendered, or screenshot the viewport.",
+            });
+          },
+        );
         const xs = [model.border[0], model.border[2], model.border[4], model.border[6]];
         const ys = [model.border[1], model.border[3], model.border[5], model.border[7]];
         const x = Math.min(...xs), y = Math.min(...ys);
@@ -121,7 +131,10 @@ export const inspectTools = [
       });
       const bytes = decodeBase64(shot.data);
       const saved = await app.store.writeEvidence("screenshots", format === "png" ? "png" : "jpg", bytes);
-      const size = format === "png" ? pngSize(bytes) : { width: Math.round(clip?.width ?? vv.clientWidth), height: Math.round(clip?.height ?? vv.clientHeight) };
+      const size = format === "png" ? pngSize(bytes) : {
+        width: Math.round(clip?.width ?? vv.clientWidth),
+        height: Math.round(clip?.height ?? vv.clientHeight),
+      };
       const wantInline = args.inline_images ?? true;
       const inline = wantInline && shot.data.length <= INLINE_IMAGE_LIMIT;
       const structured = {
@@ -132,7 +145,9 @@ export const inspectTools = [
         bytes: saved.bytes,
         ...size,
         inline,
-        ...(wantInline && !inline ? { inline_omitted: `image is ${shot.data.length} base64 bytes, over ${INLINE_IMAGE_LIMIT}` } : {}),
+        ...(wantInline && !inline
+          ? { inline_omitted: `image is ${shot.data.length} base64 bytes, over ${INLINE_IMAGE_LIMIT}` }
+          : {}),
       };
       return output(
         `Screenshot (${mode}) ${size.width}x${size.height} ${saved.uri}`,
@@ -175,7 +190,12 @@ export const inspectTools = [
       const value = r.result.type === "undefined" ? null : r.result.value ?? r.result.description ?? null;
       const json = JSON.stringify(value) ?? "null";
       if (json.length > EVALUATE_RESULT_LIMIT) {
-        throw limitExceeded("evaluate result (JSON characters)", json.length, EVALUATE_RESULT_LIMIT, "Return a smaller value, e.g. slice or summarize in the expression.");
+        throw limitExceeded(
+          "evaluate result (JSON characters)",
+          json.length,
+          EVALUATE_RESULT_LIMIT,
+          "Return a smaller value, e.g. slice or summarize in the expression.",
+        );
       }
       return output(json, { page_id: page.id, type: r.result.type, value });
     },
@@ -189,7 +209,11 @@ export const inspectTools = [
     handler: async (args, app) => {
       const s = app.browsers.require();
       const page = s.page(args.page_id);
-      const base = { ...page.describe(page.id === s.selectedPageId), loading: page.loading, document_generation: page.generation };
+      const base = {
+        ...page.describe(page.id === s.selectedPageId),
+        loading: page.loading,
+        document_generation: page.generation,
+      };
       if (page.dialog) return output(`${page.id} ${page.url} (dialog open: ${page.dialog.type})`, base);
       const [metrics, history] = await Promise.all([
         page.send("Page.getLayoutMetrics"),
@@ -199,13 +223,25 @@ export const inspectTools = [
       const structured = {
         ...base,
         viewport: { width: vv.clientWidth, height: vv.clientHeight, scale: vv.scale, zoom: vv.zoom ?? 1 },
-        layout_viewport: { width: metrics.cssLayoutViewport.clientWidth, height: metrics.cssLayoutViewport.clientHeight },
+        layout_viewport: {
+          width: metrics.cssLayoutViewport.clientWidth,
+          height: metrics.cssLayoutViewport.clientHeight,
+        },
         scroll: { x: vv.pageX, y: vv.pageY },
         content_size: { width: metrics.cssContentSize.width, height: metrics.cssContentSize.height },
-        history: { index: history.currentIndex, length: history.entries.length, can_go_back: history.currentIndex > 0, can_go_forward: history.currentIndex < history.entries.length - 1 },
+        history: {
+          index: history.currentIndex,
+          length: history.entries.length,
+          can_go_back: history.currentIndex > 0,
+          can_go_forward: history.currentIndex < history.entries.length - 1,
+        },
       };
       return output(
-        `${page.id} ${JSON.stringify(page.title)} ${page.url}\nviewport ${vv.clientWidth}x${vv.clientHeight} scroll ${vv.pageX},${vv.pageY}; history ${history.currentIndex + 1}/${history.entries.length}${page.loading ? "; loading" : ""}`,
+        `${page.id} ${
+          JSON.stringify(page.title)
+        } ${page.url}\nviewport ${vv.clientWidth}x${vv.clientHeight} scroll ${vv.pageX},${vv.pageY}; history ${
+          history.currentIndex + 1
+        }/${history.entries.length}${page.loading ? "; loading" : ""}`,
         structured,
       );
     },

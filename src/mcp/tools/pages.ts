@@ -35,7 +35,11 @@ function checkUrl(raw: string): string {
 
 const timeoutMs = z.number().int().min(100).max(120_000).describe("Load timeout; default 30000");
 const waitUntil = z.enum(["load", "none"]).describe("Wait for load (default) or return at commit");
-const observed = { page_id: pageId.optional(), detail: detail.optional(), inline_images: inlineImages.optional() };
+const observed = {
+  page_id: pageId.optional(),
+  detail: detail.optional(),
+  inline_images: inlineImages.optional(),
+};
 
 export const pageTools = [
   defineTool({
@@ -62,7 +66,10 @@ export const pageTools = [
     input: z.strictObject({ url: z.string().max(8_192).optional(), background: z.boolean().optional() }),
     handler: async (args, app) => {
       const s = app.browsers.require();
-      const page = await s.createPage(args.url ? checkUrl(args.url) : "about:blank", args.background ?? false);
+      const page = await s.createPage(
+        args.url ? checkUrl(args.url) : "about:blank",
+        args.background ?? false,
+      );
       s.selectedPageId = page.id;
       return output(`Created and selected ${page.id} ${page.url}`, page.describe(true));
     },
@@ -129,7 +136,11 @@ export const pageTools = [
     name: "reload_page",
     capability: "control",
     description: "Reload a page and return the live observation.",
-    input: z.strictObject({ ignore_cache: z.boolean().optional(), timeout_ms: timeoutMs.optional(), ...observed }),
+    input: z.strictObject({
+      ignore_cache: z.boolean().optional(),
+      timeout_ms: timeoutMs.optional(),
+      ...observed,
+    }),
     handler: async (args, app) =>
       observationOutput(
         await navigation(actionEnv(app, args), "reload", {
@@ -146,7 +157,10 @@ export const pageTools = [
     input: z.strictObject({ timeout_ms: timeoutMs.optional(), ...observed }),
     handler: async (args, app) =>
       observationOutput(
-        await navigation(actionEnv(app, args), "back", { timeoutMs: args.timeout_ms ?? 30_000, waitUntil: "load" }, args.page_id),
+        await navigation(actionEnv(app, args), "back", {
+          timeoutMs: args.timeout_ms ?? 30_000,
+          waitUntil: "load",
+        }, args.page_id),
       ),
   }),
   defineTool({
@@ -156,7 +170,10 @@ export const pageTools = [
     input: z.strictObject({ timeout_ms: timeoutMs.optional(), ...observed }),
     handler: async (args, app) =>
       observationOutput(
-        await navigation(actionEnv(app, args), "forward", { timeoutMs: args.timeout_ms ?? 30_000, waitUntil: "load" }, args.page_id),
+        await navigation(actionEnv(app, args), "forward", {
+          timeoutMs: args.timeout_ms ?? 30_000,
+          waitUntil: "load",
+        }, args.page_id),
       ),
   }),
 ];
