@@ -315,6 +315,27 @@ export class BrowserSession {
     await this.#conn.send("Target.activateTarget", { targetId: page.targetId }).catch(() => {});
   }
 
+  /**
+   * Makes sure a page is visible before work that needs painting or pointer input. Under the
+   * foreground policy a hidden page is brought forward (bounded wait); under preserve it is
+   * reported as target_hidden and nothing is dispatched.
+   */
+  async ensureVisible(page: PageTarget): Promise<void> {
+    if (await page.visible()) return;
+    if (this.config.focus === "preserve") {
+      throw new ToolError({
+        code: "target_hidden",
+        message:
+          `Page ${page.id} is in the background and the session preserves focus; nothing was dispatched.`,
+        retry: "after_recovery",
+        recovery: "Call activate_page for that page first, or act on the visible page.",
+        affected: { page_id: page.id },
+      });
+    }
+    await this.#conn.send("Target.activateTarget", { targetId: page.targetId }).catch(() => {});
+    for (let i = 0; i < 50 && !(await page.visible()); i++) await new Promise((r) => setTimeout(r, 20));
+  }
+
   async navigate(
     page: PageTarget,
     url: string,

@@ -138,6 +138,15 @@ export class PageTarget {
     });
   }
 
+  async visible(): Promise<boolean> {
+    const r = await this.send("Runtime.evaluate", {
+      expression: "document.visibilityState",
+      returnByValue: true,
+    }, 2_000)
+      .catch(() => undefined);
+    return r?.result.value !== "hidden";
+  }
+
   onLoading(frameId: string, loading: boolean) {
     if (frameId === this.mainFrameId) this.loading = loading;
   }

@@ -139,6 +139,7 @@ export interface ClickOptions {
 export async function click(env: ActionEnv, spec: TargetSpec, opts: ClickOptions, pageId?: string) {
   const startedMs = env.session.now();
   const page = usablePage(pageForTarget(env.session, spec, pageId));
+  await env.session.ensureVisible(page);
   const target = await resolveTarget(env.session, spec, page.id);
   const point = target.kind === "point"
     ? { x: target.x, y: target.y }
@@ -148,7 +149,6 @@ export async function click(env: ActionEnv, spec: TargetSpec, opts: ClickOptions
     ...opts,
   };
   const observation = await interact(env, page, "click", params, async () => {
-    await env.session.activate(page);
     await dispatchClick(page, point.x, point.y, {
       button: opts.button,
       clickCount: opts.click_count,

@@ -1,8 +1,9 @@
 import type { BrowserSession } from "../browser/session.ts";
 import type { PageTarget } from "../browser/targets.ts";
 import type { InstanceStore } from "../store/instance.ts";
-import { acquireSnapshot } from "../snapshot/acquire.ts";
-import { type Detail, presentSnapshot, semanticOutcomes, unchangedMarker } from "../snapshot/present.ts";
+import { observeSnapshot } from "../snapshot/acquire.ts";
+import { type Detail, presentSnapshot, unchangedMarker } from "../snapshot/present.ts";
+import type { SemanticOutcome } from "../snapshot/probe.ts";
 import { cdpMessage } from "../browser/cdp.ts";
 
 /** The spec's bounded compositor rendezvous: two animation frames, at most 250 ms. */
@@ -113,9 +114,14 @@ export async function observe(ctx: ActionContext, opts: ObserveOptions): Promise
   let image: Observation["image"];
   let snapshotBlock: Record<string, unknown> | undefined;
   let snapshotText = "";
-  let outcomes: Array<{ role: string; text: string }> = [];
+  let outcomes: SemanticOutcome[] = [];
 
+  let hidden = false;
   if (!page.closed && !page.dialog) {
+    // A background page paints nothing: bring it forward, or under preserve say so.
+    hidden = await session.ensureVisible(page).then(() => false, () => true);
+  }
+  if (!page.closed && !page.dialog && !hidden) {
     rendezvousObserved = await rendezvous(page);
     if (page.loading || page.generation !== ctx.before.generation) {
       const idle = await page.waitForIdle(NAVIGATION_SETTLE_MS);
@@ -131,10 +137,16 @@ export async function observe(ctx: ActionContext, opts: ObserveOptions): Promise
     warnings.push("page_closed_during_action");
   } else if (page.dialog) {
     warnings.push("dialog_open_blocks_observation");
+  } else if (hidden) {
+    warnings.push("target_hidden: the page is in the background (focus preserve); no screenshot or snapshot");
   } else {
-    try {
-      const shot = await page.send("Page.captureScreenshot", { format: "png" }, SCREENSHOT_TIMEOUT_MS);
-      const bytes = decodeBase64(shot.data);
+    // Screenshot (browser process) and snapshot (renderer) run side by side.
+    const [shotResult, snapResult] = await Promise.allSettled([
+      page.send("Page.captureScreenshot", { format: "png", optimizeForSpeed: true }, SCREENSHOT_TIMEOUT_MS),
+      observeSnapshot(session, page, opts.detail === "concise"),
+    ]);
+    if (shotResult.status === "fulfilled") {
+      const bytes = decodeBase64(shotResult.value.data);
       const saved = await opts.store.writeEvidence("screenshots", "png", bytes);
       screenshot = {
         uri: saved.uri,
@@ -147,13 +159,13 @@ export async function observe(ctx: ActionContext, opts: ObserveOptions): Promise
             "Image is not confirmed settled; retained temporal frames are the authority for settled visual state.",
         }),
       };
-      if (opts.inlineImage) image = { data: shot.data, mimeType: "image/png" };
-    } catch (err) {
-      warnings.push(`screenshot_unavailable: ${cdpMessage(err)}`);
+      if (opts.inlineImage) image = { data: shotResult.value.data, mimeType: "image/png" };
+    } else {
+      warnings.push(`screenshot_unavailable: ${cdpMessage(shotResult.reason)}`);
     }
-    try {
-      const { snapshot, unchanged } = await acquireSnapshot(session, page);
-      outcomes = semanticOutcomes(snapshot);
+    if (snapResult.status === "fulfilled") {
+      const { snapshot, unchanged } = snapResult.value;
+      outcomes = snapResult.value.outcomes;
       if (unchanged && opts.detail !== "full") {
         snapshotBlock = unchangedMarker(snapshot);
         snapshotText = `snapshot unchanged (generation ${snapshot.snapshot_generation}, ${snapshotBlock
@@ -163,8 +175,8 @@ export async function observe(ctx: ActionContext, opts: ObserveOptions): Promise
         snapshotBlock = presented.structured;
         snapshotText = presented.text;
       }
-    } catch (err) {
-      warnings.push(`snapshot_unavailable: ${cdpMessage(err)}`);
+    } else {
+      warnings.push(`snapshot_unavailable: ${cdpMessage(snapResult.reason)}`);
     }
   }
   record.observed_ms = session.now();

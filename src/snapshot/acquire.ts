@@ -3,9 +3,12 @@ import type { PageTarget } from "../browser/targets.ts";
 import { flattenAxTree, type SnapNode } from "./ax_tree.ts";
 import { encodeRef } from "./refs.ts";
 import type { Snapshot } from "./present.ts";
+import { probeTargets, type SemanticOutcome } from "./probe.ts";
 
 interface PageSnapshotState {
   last?: Snapshot;
+  /** Target fingerprint read just before `last` was acquired. */
+  lastProbe?: string;
   generationCounter: number;
 }
 
@@ -48,8 +51,16 @@ export interface AcquiredSnapshot {
   unchanged: boolean;
 }
 
+export interface ObservedSnapshot extends AcquiredSnapshot {
+  outcomes: SemanticOutcome[];
+}
+
 /** Reads the main document's accessibility tree and registers it as the page's current snapshot. */
-export async function acquireSnapshot(session: BrowserSession, page: PageTarget): Promise<AcquiredSnapshot> {
+export async function acquireSnapshot(
+  session: BrowserSession,
+  page: PageTarget,
+  probe?: string,
+): Promise<AcquiredSnapshot> {
   const documentGeneration = page.generation;
   const { nodes: raw } = await page.send("Accessibility.getFullAXTree", {});
   const nodes = flattenAxTree(raw);
@@ -75,5 +86,27 @@ export async function acquireSnapshot(session: BrowserSession, page: PageTarget)
     digest,
   };
   state.last = snapshot;
+  state.lastProbe = probe;
   return { snapshot, unchanged };
+}
+
+/**
+ * For automatic observations: reuse the last snapshot when the target fingerprint shows nothing the
+ * target index depends on changed; otherwise read the tree again.
+ */
+export async function observeSnapshot(
+  session: BrowserSession,
+  page: PageTarget,
+  reuse: boolean,
+): Promise<ObservedSnapshot> {
+  const state = stateOf(page);
+  const probe = await probeTargets(page);
+  const outcomes = probe?.outcomes ?? [];
+  const last = state.last;
+  if (
+    reuse && probe && last && state.lastProbe === probe.digest && last.document_generation === page.generation
+  ) {
+    return { snapshot: last, unchanged: true, outcomes };
+  }
+  return { ...(await acquireSnapshot(session, page, probe?.digest)), outcomes };
 }

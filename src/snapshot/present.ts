@@ -146,35 +146,3 @@ export function unchangedMarker(snap: Snapshot): Record<string, unknown> {
     },
   };
 }
-
-const OUTCOME_ROLES = ["alert", "alertdialog", "dialog", "status", "log"];
-const OUTCOME_LIMIT = 5;
-
-function descendantText(nodes: SnapNode[], n: SnapNode, budget = 160): string {
-  const parts: string[] = [];
-  const walk = (i: number) => {
-    const c = nodes[i];
-    if (c.role === "StaticText" && c.name) parts.push(c.name);
-    for (const k of c.children) walk(k);
-  };
-  walk(n.index);
-  const text = parts.join(" ").replace(/\s+/g, " ").trim();
-  return text.length > budget ? text.slice(0, budget - 1) + "…" : text;
-}
-
-/**
- * Current alerts, dialogs and status messages, then named headings: post-action state, not a claim
- * that anything changed.
- */
-export function semanticOutcomes(snap: Snapshot): Array<{ role: string; text: string }> {
-  const out: Array<{ role: string; text: string }> = [];
-  for (const role of OUTCOME_ROLES) {
-    for (const n of snap.nodes) {
-      if (n.role !== role) continue;
-      const text = n.name || descendantText(snap.nodes, n);
-      if (text) out.push({ role, text });
-      if (out.length >= OUTCOME_LIMIT) return out;
-    }
-  }
-  return out;
-}

@@ -67,6 +67,8 @@ export const inspectTools = [
       }
       const page = elementForms > 0 ? pageForTarget(s, spec, args.page_id) : s.page(args.page_id);
       if (page.dialog) throw dialogOpen(page);
+      // A background tab paints nothing; under the foreground policy bring it forward first.
+      await s.ensureVisible(page);
       const metrics = await page.send("Page.getLayoutMetrics");
       const vv = metrics.cssVisualViewport;
       let clip: { x: number; y: number; width: number; height: number; scale: number } | undefined;

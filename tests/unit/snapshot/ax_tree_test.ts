@@ -1,7 +1,7 @@
 import type { Protocol } from "devtools-protocol";
 import { assert, assertEquals } from "../../assert.ts";
 import { flattenAxTree, rankTargets } from "../../../src/snapshot/ax_tree.ts";
-import { nodeLine, presentSnapshot, semanticOutcomes, type Snapshot } from "../../../src/snapshot/present.ts";
+import { nodeLine, presentSnapshot, type Snapshot } from "../../../src/snapshot/present.ts";
 
 type AX = Protocol.Accessibility.AXNode;
 const v = (value: unknown) => ({ type: "string", value }) as Protocol.Accessibility.AXValue;
@@ -111,8 +111,4 @@ Deno.test("concise caps a large target index and counts the rest", () => {
   };
   assertEquals(s.targets.length, 150);
   assertEquals(s.omitted.targets, 250);
-});
-
-Deno.test("semantic outcomes read status text from descendants", () => {
-  assertEquals(semanticOutcomes(snapshotOf()), [{ role: "status", text: "Saved!" }]);
 });
