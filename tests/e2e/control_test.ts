@@ -109,7 +109,11 @@ Deno.test({
       // A later snapshot of the same document keeps refs while the node lives.
       assertEquals(refOf(structured(await server.call("snapshot_page")), "button", "Replace me"), oldRef);
 
-      await server.call("click", { ref: replaceRef });
+      const replaced = structured(await server.call("click", { ref: replaceRef }));
+      const after = replaced.snapshot as { unchanged?: boolean; targets?: Array<{ ref: string; name: string }> };
+      assertEquals(after.unchanged, undefined, "a replaced target invalidates the reused snapshot");
+      const newRef = after.targets?.find((t) => t.name === "Replace me")?.ref;
+      assert(newRef && newRef !== oldRef, "the observation carries the replacement's new ref");
       const stale = await server.call("click", { ref: oldRef });
       assertEquals(stale.isError, true);
       assertEquals(errorCode(stale), "stale_ref");
@@ -200,6 +204,28 @@ Deno.test({
       assertEquals(stopped.closed_browser, true);
       assertEquals(errorCode(await server.call("list_pages")), "no_browser_session");
       assertEquals(structured(await server.call("stop_browser")).stopped, false, "stop is idempotent");
+    } finally {
+      await server.close();
+      await site.close();
+    }
+  },
+});
+
+Deno.test({
+  name: "focus preserve: new pages open in the background and pointer work on them fails as target_hidden",
+  ...e2e,
+  fn: async () => {
+    const site = fixtures();
+    const server = await startServer();
+    try {
+      const started = structured(await server.call("start_browser", { temporary: true, focus: "preserve" }));
+      assertEquals((started.capture as { configured: { focus: string } }).configured.focus, "preserve");
+      await server.call("navigate_page", { url: `${site.origin}/index.html` });
+      const created = structured(await server.call("create_page", { url: `${site.origin}/index.html` }));
+      const hidden = await server.call("click", { selector: "#reveal", page_id: String(created.page_id) });
+      assertEquals(errorCode(hidden), "target_hidden");
+      // The visible page still works.
+      assertEquals(structured(await server.call("click", { selector: "#reveal", page_id: "p1" })).status, "ok");
     } finally {
       await server.close();
       await site.close();
