@@ -17,24 +17,20 @@ export async function dispatchClick(
   opts: { button: MouseButton; clickCount: number; modifiers: readonly Modifier[] },
 ): Promise<void> {
   const modifiers = modifierMask(opts.modifiers);
-  await page.send("Input.dispatchMouseEvent", { type: "mouseMoved", x, y, modifiers });
+  // Each step stops the sequence when a dialog opens: the page is blocked until it is handled.
+  if (await page.sendInput("Input.dispatchMouseEvent", { type: "mouseMoved", x, y, modifiers })) return;
   for (let i = 1; i <= opts.clickCount; i++) {
-    await page.send("Input.dispatchMouseEvent", {
-      type: "mousePressed",
-      x,
-      y,
-      button: opts.button,
-      clickCount: i,
-      modifiers,
-    });
-    await page.send("Input.dispatchMouseEvent", {
-      type: "mouseReleased",
-      x,
-      y,
-      button: opts.button,
-      clickCount: i,
-      modifiers,
-    });
+    for (const type of ["mousePressed", "mouseReleased"] as const) {
+      const interrupted = await page.sendInput("Input.dispatchMouseEvent", {
+        type,
+        x,
+        y,
+        button: opts.button,
+        clickCount: i,
+        modifiers,
+      });
+      if (interrupted) return;
+    }
   }
 }
 
@@ -151,7 +147,7 @@ export async function dispatchChord(page: PageTarget, chord: KeyChord): Promise<
   for (const m of chord.modifiers) {
     mask |= MODIFIER_BITS[m];
     const def = NAMED_KEYS[m];
-    await page.send("Input.dispatchKeyEvent", {
+    await page.sendInput("Input.dispatchKeyEvent", {
       type: "rawKeyDown",
       key: def.key,
       code: def.code,
@@ -163,15 +159,17 @@ export async function dispatchChord(page: PageTarget, chord: KeyChord): Promise<
   // Text only flows when no command modifier is held; Shift alone still types.
   const typesText = k.text !== undefined && (mask & ~MODIFIER_BITS.Shift) === 0;
   const text = typesText && k.text && mask & MODIFIER_BITS.Shift ? k.text.toUpperCase() : k.text;
-  await page.send("Input.dispatchKeyEvent", {
-    type: typesText ? "keyDown" : "rawKeyDown",
-    key: k.key,
-    code: k.code,
-    windowsVirtualKeyCode: k.keyCode,
-    modifiers: mask,
-    ...(typesText ? { text, unmodifiedText: k.text } : {}),
-  });
-  await page.send("Input.dispatchKeyEvent", {
+  if (
+    await page.sendInput("Input.dispatchKeyEvent", {
+      type: typesText ? "keyDown" : "rawKeyDown",
+      key: k.key,
+      code: k.code,
+      windowsVirtualKeyCode: k.keyCode,
+      modifiers: mask,
+      ...(typesText ? { text, unmodifiedText: k.text } : {}),
+    })
+  ) return;
+  await page.sendInput("Input.dispatchKeyEvent", {
     type: "keyUp",
     key: k.key,
     code: k.code,
@@ -181,7 +179,7 @@ export async function dispatchChord(page: PageTarget, chord: KeyChord): Promise<
   for (const m of [...chord.modifiers].reverse()) {
     mask &= ~MODIFIER_BITS[m];
     const def = NAMED_KEYS[m];
-    await page.send("Input.dispatchKeyEvent", {
+    await page.sendInput("Input.dispatchKeyEvent", {
       type: "keyUp",
       key: def.key,
       code: def.code,

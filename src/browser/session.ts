@@ -160,16 +160,15 @@ export class BrowserSession {
     c.on("Page.javascriptDialogOpening", (params, sid) => {
       const page = route(sid);
       if (!page) return;
-      page.dialog = {
+      page.setDialog({
         type: params.type as DialogState["type"],
         message: params.message.slice(0, 500),
         ...(params.type === "prompt" ? { default_prompt: (params.defaultPrompt ?? "").slice(0, 200) } : {}),
         opened_at: new Date().toISOString(),
-      };
+      });
     });
     c.on("Page.javascriptDialogClosed", (_params, sid) => {
-      const page = route(sid);
-      if (page) page.dialog = undefined;
+      route(sid)?.setDialog(undefined);
     });
   }
 

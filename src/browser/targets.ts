@@ -37,6 +37,7 @@ export class PageTarget {
   #loaded: string[] = [];
   #waiters = new Set<LoadWaiter>();
   #navigationCount = 0;
+  #dialogWaiters = new Set<() => void>();
 
   constructor(init: {
     conn: CdpConnection;
@@ -67,7 +68,7 @@ export class PageTarget {
     params?: CommandParams<M>,
     timeoutMs?: number,
   ): Promise<CommandResult<M>> {
-    if (this.closed) throw pageClosed(this.id);
+    if (this.closed) return Promise.reject(pageClosed(this.id));
     return this.#conn.send(method, params, this.sessionId, timeoutMs);
   }
 
@@ -136,6 +137,33 @@ export class PageTarget {
       }, timeoutMs);
       this.#waiters.add(waiter);
     });
+  }
+
+  /**
+   * Sends input that may open a JavaScript dialog. A modal dialog blocks the renderer, so the
+   * command would not answer until the dialog closes; the dialog opening ends the wait instead.
+   * Returns true when a dialog interrupted the command.
+   */
+  async sendInput<M extends keyof Commands>(method: M, params: CommandParams<M>): Promise<boolean> {
+    if (this.dialog) return true;
+    let release: () => void = () => {};
+    const opened = new Promise<true>((resolve) => {
+      release = () => resolve(true);
+      this.#dialogWaiters.add(release);
+    });
+    const sent = this.send(method, params);
+    sent.catch(() => {});
+    try {
+      return await Promise.race([sent.then(() => false), opened]);
+    } finally {
+      this.#dialogWaiters.delete(release);
+    }
+  }
+
+  setDialog(dialog: DialogState | undefined): void {
+    this.dialog = dialog;
+    if (!dialog) return;
+    for (const waiter of [...this.#dialogWaiters]) waiter();
   }
 
   async visible(): Promise<boolean> {

@@ -69,7 +69,8 @@ async function interact(
     inlineImage: env.inlineImage,
   });
   recordInteraction(env.session, ctx.record);
-  await releaseTargeting(page);
+  // Not awaited: a dialog the action opened blocks the renderer until it is handled.
+  releaseTargeting(page);
   return observation;
 }
 
@@ -246,9 +247,9 @@ export async function fill(env: ActionEnv, spec: TargetSpec, value: string, page
     await page.send("DOM.focus", { backendNodeId: target.backendNodeId });
     await page.send("Runtime.callFunctionOn", { objectId: target.objectId, functionDeclaration: SELECT_ALL });
     if (value.length === 0) await dispatchChord(page, parseChord("Delete"));
-    else await page.send("Input.insertText", { text: value });
+    else await page.sendInput("Input.insertText", { text: value });
   }, startedMs);
-  if (field.kind === "text" || field.kind === "native") {
+  if ((field.kind === "text" || field.kind === "native") && !page.dialog) {
     const readBack = await page.send("Runtime.callFunctionOn", {
       objectId: target.objectId,
       functionDeclaration: "function() { return this.value; }",
@@ -360,4 +361,37 @@ function navigationTimeout(page: PageTarget, timeoutMs: number): ToolError {
     affected: { page_id: page.id },
     details: { timeout_ms: timeoutMs },
   });
+}
+
+export async function handleDialog(
+  env: ActionEnv,
+  accept: boolean,
+  promptText: string | undefined,
+  pageId?: string,
+) {
+  const page = env.session.page(pageId);
+  const dialog = page.dialog;
+  if (!dialog) {
+    throw new ToolError({
+      code: "dialog_not_found",
+      message: `No JavaScript dialog is open on ${page.id}.`,
+      retry: "never",
+      recovery: "Nothing to handle; check browser_status, which names pages with open dialogs.",
+      affected: { page_id: page.id },
+    });
+  }
+  const params = {
+    accept,
+    dialog_type: dialog.type,
+    ...(promptText !== undefined ? { prompt_text_length: promptText.length } : {}),
+  };
+  const observation = await interact(env, page, "handle_dialog", params, async () => {
+    await page.send("Page.handleJavaScriptDialog", {
+      accept,
+      ...(promptText !== undefined ? { promptText } : {}),
+    });
+    page.setDialog(undefined);
+  });
+  observation.structured.handled_dialog = { type: dialog.type, message: dialog.message, accepted: accept };
+  return observation;
 }

@@ -278,6 +278,6 @@ export async function resolveTarget(
   return { kind: "point", page, x: spec.x, y: spec.y, via: "coordinates" };
 }
 
-export async function releaseTargeting(page: PageTarget): Promise<void> {
-  await page.send("Runtime.releaseObjectGroup", { objectGroup: OBJECT_GROUP }).catch(() => {});
+export function releaseTargeting(page: PageTarget): void {
+  page.send("Runtime.releaseObjectGroup", { objectGroup: OBJECT_GROUP }).catch(() => {});
 }

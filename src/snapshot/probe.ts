@@ -44,9 +44,9 @@ const PROBE = `(() => {
     .filter((el) => PRIORITY.includes(roleOf(el)) && (!el.checkVisibility || el.checkVisibility()))
     .sort((a, b) => PRIORITY.indexOf(roleOf(a)) - PRIORITY.indexOf(roleOf(b)));
   for (const el of live) {
-    const text = (el.innerText || el.textContent || "").replace(/\s+/g, " ").trim();
+    const text = (el.innerText || el.textContent || "").replace(/\\s+/g, " ").trim();
     if (!text) continue;
-    outcomes.push({ role: roleOf(el), text: text.length > 160 ? text.slice(0, 159) + "\u2026" : text });
+    outcomes.push({ role: roleOf(el), text: text.length > 160 ? text.slice(0, 159) + "\\u2026" : text });
     if (outcomes.length >= 5) break;
   }
   return { digest: (h >>> 0).toString(16) + ":" + count, outcomes };

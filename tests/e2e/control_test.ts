@@ -110,7 +110,10 @@ Deno.test({
       assertEquals(refOf(structured(await server.call("snapshot_page")), "button", "Replace me"), oldRef);
 
       const replaced = structured(await server.call("click", { ref: replaceRef }));
-      const after = replaced.snapshot as { unchanged?: boolean; targets?: Array<{ ref: string; name: string }> };
+      const after = replaced.snapshot as {
+        unchanged?: boolean;
+        targets?: Array<{ ref: string; name: string }>;
+      };
       assertEquals(after.unchanged, undefined, "a replaced target invalidates the reused snapshot");
       const newRef = after.targets?.find((t) => t.name === "Replace me")?.ref;
       assert(newRef && newRef !== oldRef, "the observation carries the replacement's new ref");
@@ -225,7 +228,47 @@ Deno.test({
       const hidden = await server.call("click", { selector: "#reveal", page_id: String(created.page_id) });
       assertEquals(errorCode(hidden), "target_hidden");
       // The visible page still works.
-      assertEquals(structured(await server.call("click", { selector: "#reveal", page_id: "p1" })).status, "ok");
+      assertEquals(
+        structured(await server.call("click", { selector: "#reveal", page_id: "p1" })).status,
+        "ok",
+      );
+    } finally {
+      await server.close();
+      await site.close();
+    }
+  },
+});
+
+Deno.test({
+  name: "dialogs are state: a click that opens one returns, status names it, handle_dialog resolves it",
+  ...e2e,
+  fn: async () => {
+    const site = fixtures();
+    const server = await startServer();
+    try {
+      await server.call("start_browser", { temporary: true });
+      await server.call("navigate_page", { url: `${site.origin}/dialogs.html` });
+      assertEquals(errorCode(await server.call("handle_dialog", { action: "accept" })), "dialog_not_found");
+
+      const clicked = structured(await server.call("click", { selector: "#alert" }));
+      assertEquals((clicked.dialog as { open: boolean; type: string }).type, "alert");
+      const status = structured(await server.call("browser_status"));
+      assertEquals(status.pages_with_open_dialog, [{ page_id: "p1", dialog: "alert" }]);
+      assertEquals(errorCode(await server.call("snapshot_page")), "dialog_open");
+      const handled = structured(await server.call("handle_dialog", { action: "accept" }));
+      assertEquals((handled.dialog as { open: boolean }).open, false);
+      const outcomes = handled.semantic_outcomes as Array<{ text: string }>;
+      assertEquals(outcomes[0].text, "alert closed");
+
+      await server.call("click", { selector: "#confirm" });
+      const dismissed = structured(await server.call("handle_dialog", { action: "dismiss" }));
+      assertEquals((dismissed.semantic_outcomes as Array<{ text: string }>)[0].text, "cancelled");
+
+      await server.call("click", { selector: "#prompt" });
+      const answered = structured(
+        await server.call("handle_dialog", { action: "accept", prompt_text: "Ada" }),
+      );
+      assertEquals((answered.semantic_outcomes as Array<{ text: string }>)[0].text, "name: Ada");
     } finally {
       await server.close();
       await site.close();

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { click, fill, pressKeys } from "../../control/actions.ts";
+import { click, fill, handleDialog, pressKeys } from "../../control/actions.ts";
 import { defineTool } from "../define_tool.ts";
 import { observationOutput } from "../response.ts";
 import { detail, inlineImages, pageId, targetFields } from "../schemas.ts";
@@ -65,5 +65,20 @@ export const actionTools = [
       const spec = hasTarget ? { ref: args.ref, locator: args.locator, selector: args.selector } : undefined;
       return observationOutput(await pressKeys(actionEnv(app, args), keys, spec, args.page_id));
     },
+  }),
+  defineTool({
+    name: "handle_dialog",
+    capability: "control",
+    description:
+      "Accept or dismiss the open alert/confirm/prompt/beforeunload dialog; prompt_text answers a prompt.",
+    input: z.strictObject({
+      action: z.enum(["accept", "dismiss"]),
+      prompt_text: z.string().max(10_000).optional(),
+      ...observed,
+    }),
+    handler: async (args, app) =>
+      observationOutput(
+        await handleDialog(actionEnv(app, args), args.action === "accept", args.prompt_text, args.page_id),
+      ),
   }),
 ];
