@@ -7,7 +7,7 @@ import {
   type MouseButton,
   parseChord,
 } from "../browser/input.ts";
-import { ToolError } from "../errors.ts";
+import { asToolError, ToolError } from "../errors.ts";
 import type { Detail } from "../snapshot/present.ts";
 import type { InstanceStore } from "../store/instance.ts";
 import { beginAction, type Observation, observe } from "./observation.ts";
@@ -58,10 +58,18 @@ async function interact(
     ctx.record.dispatched_ms = env.session.now();
   } catch (err) {
     // Dispatch itself failed: no observation; the error carries the interaction anchor.
+    const failure = asToolError(err);
     ctx.record.outcome = "failed";
-    ctx.record.error_code = err instanceof ToolError ? err.code : "dispatch_failed";
+    ctx.record.error_code = failure.code;
     recordInteraction(env.session, ctx.record);
-    throw err;
+    throw new ToolError({
+      code: failure.code,
+      message: failure.message,
+      retry: failure.retry,
+      recovery: failure.recovery,
+      details: failure.details,
+      affected: { ...failure.affected, page_id: page.id, interaction_id: ctx.record.interaction_id },
+    });
   }
   const observation = await observe(ctx, {
     store: env.store,

@@ -1,9 +1,9 @@
 import { z } from "zod";
 
 /** Argument shapes shared by every tool (names fixed in DESIGN.md). Bounds keep 1 MB inputs out. */
-export const pageId = z.string().max(16).describe("Page id from list_pages; default: selected page");
-export const detail = z.enum(["concise", "expanded", "full"]).describe("Response detail; default concise");
-export const inlineImages = z.boolean().describe("Inline the screenshot image");
+export const pageId = z.string().max(16).describe("Default: selected page");
+export const detail = z.enum(["concise", "expanded", "full"]);
+export const inlineImages = z.boolean();
 export const ref = z.string().max(64).describe("Ref from snapshot_page");
 export const selector = z.string().max(2_000).describe("CSS selector (escape hatch)");
 export const coordinate = z.number().min(-100_000).max(100_000);
