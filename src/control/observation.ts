@@ -123,7 +123,8 @@ export async function observe(ctx: ActionContext, opts: ObserveOptions): Promise
   }
   if (!page.closed && !page.dialog && !hidden) {
     rendezvousObserved = await rendezvous(page);
-    if (page.loading || page.generation !== ctx.before.generation) {
+    // A navigation the action started: settle it, then meet the compositor again on the new document.
+    if (page.loading) {
       const idle = await page.waitForIdle(NAVIGATION_SETTLE_MS);
       if (!idle) warnings.push("navigation_still_loading");
       if (!page.dialog) rendezvousObserved = await rendezvous(page);
@@ -172,7 +173,7 @@ export async function observe(ctx: ActionContext, opts: ObserveOptions): Promise
           .target_count as number} targets)`;
       } else {
         const presented = presentSnapshot(snapshot, opts.detail);
-        snapshotBlock = presented.structured;
+        snapshotBlock = { ...presented.structured, source: snapResult.value.source };
         snapshotText = presented.text;
       }
     } else {

@@ -1,14 +1,14 @@
 import type { BrowserSession } from "../browser/session.ts";
 import type { PageTarget } from "../browser/targets.ts";
-import { flattenAxTree, type SnapNode } from "./ax_tree.ts";
+import { describeAxNode, flattenAxTree, type SnapNode } from "./ax_tree.ts";
 import { encodeRef } from "./refs.ts";
 import type { Snapshot } from "./present.ts";
-import { probeTargets, type SemanticOutcome } from "./probe.ts";
+import { backendIdsOf, compareProbes, type Probe, probeTargets, type SemanticOutcome } from "./probe.ts";
 
 interface PageSnapshotState {
   last?: Snapshot;
-  /** Target fingerprint read just before `last` was acquired. */
-  lastProbe?: string;
+  /** Probe reading the `last` snapshot agrees with. */
+  lastProbe?: Probe;
   generationCounter: number;
 }
 
@@ -36,13 +36,13 @@ function fnv1a(text: string): string {
   return (h >>> 0).toString(16).padStart(8, "0");
 }
 
-function digestOf(nodes: SnapNode[]): string {
+function digestOf(nodes: SnapNode[], documentGeneration: number): string {
   return fnv1a(
     nodes.map((n) =>
       `${n.depth}|${n.role}|${n.name}|${n.value ?? ""}|${JSON.stringify(n.states)}|${n.backendNodeId ?? ""}`
     )
       .join("\n"),
-  );
+  ) + `:${documentGeneration}`;
 }
 
 export interface AcquiredSnapshot {
@@ -53,28 +53,22 @@ export interface AcquiredSnapshot {
 
 export interface ObservedSnapshot extends AcquiredSnapshot {
   outcomes: SemanticOutcome[];
+  /** How the snapshot was obtained: reused, patched from changed targets, or read in full. */
+  source: "reused" | "patched" | "full";
 }
 
-/** Reads the main document's accessibility tree and registers it as the page's current snapshot. */
-export async function acquireSnapshot(
+/** Registers nodes as the page's current snapshot, reusing the generation when nothing differs. */
+function register(
   session: BrowserSession,
   page: PageTarget,
-  probe?: string,
-): Promise<AcquiredSnapshot> {
-  const documentGeneration = page.generation;
-  const { nodes: raw } = await page.send("Accessibility.getFullAXTree", {});
-  const nodes = flattenAxTree(raw);
-  const rootName = nodes[0]?.role === "RootWebArea" ? nodes[0].name : "";
+  nodes: SnapNode[],
+  documentGeneration: number,
+  probe: Probe | undefined,
+): AcquiredSnapshot {
   const state = stateOf(page);
-  const digest = digestOf(nodes) + `:${documentGeneration}`;
+  const digest = digestOf(nodes, documentGeneration);
   const unchanged = state.last !== undefined && state.last.digest === digest;
-  const refOf = (n: SnapNode) =>
-    n.backendNodeId === undefined ? undefined : encodeRef({
-      session: session.ordinal,
-      page: page.ordinal,
-      generation: documentGeneration,
-      node: n.backendNodeId,
-    });
+  const rootName = nodes[0]?.role === "RootWebArea" ? nodes[0].name : "";
   const snapshot: Snapshot = {
     page_id: page.id,
     url: page.url,
@@ -82,7 +76,13 @@ export async function acquireSnapshot(
     document_generation: documentGeneration,
     snapshot_generation: unchanged && state.last ? state.last.snapshot_generation : ++state.generationCounter,
     nodes,
-    refOf,
+    refOf: (n) =>
+      n.backendNodeId === undefined ? undefined : encodeRef({
+        session: session.ordinal,
+        page: page.ordinal,
+        generation: documentGeneration,
+        node: n.backendNodeId,
+      }),
     digest,
   };
   state.last = snapshot;
@@ -90,9 +90,51 @@ export async function acquireSnapshot(
   return { snapshot, unchanged };
 }
 
+/** Reads the main document's accessibility tree and registers it as the page's current snapshot. */
+export async function acquireSnapshot(
+  session: BrowserSession,
+  page: PageTarget,
+  knownProbe?: Probe,
+): Promise<AcquiredSnapshot> {
+  // The reading is taken before the tree, so a change in between only costs an extra read later.
+  const probe = knownProbe ?? await probeTargets(page);
+  const documentGeneration = page.generation;
+  const { nodes: raw } = await page.send("Accessibility.getFullAXTree", {});
+  return register(session, page, flattenAxTree(raw), documentGeneration, probe);
+}
+
+/** Re-reads only the changed targets' own AX nodes; undefined when that is not safe. */
+async function patchSnapshot(
+  page: PageTarget,
+  last: Snapshot,
+  ids: number[],
+): Promise<SnapNode[] | undefined> {
+  const backendIds = await backendIdsOf(page, ids);
+  if (backendIds.some((id) => id === undefined)) return undefined;
+  const nodes = last.nodes.map((n) => ({ ...n }));
+  const byBackend = new Map(
+    nodes.filter((n) => n.backendNodeId !== undefined).map((n) => [n.backendNodeId, n]),
+  );
+  for (const backendNodeId of backendIds as number[]) {
+    const existing = byBackend.get(backendNodeId);
+    if (!existing) return undefined;
+    const { nodes: partial } = await page.send("Accessibility.getPartialAXTree", {
+      backendNodeId,
+      fetchRelatives: false,
+    });
+    const own = partial.find((n) => n.backendDOMNodeId === backendNodeId);
+    if (!own || own.ignored) return undefined;
+    // Optional fields may disappear (a cleared value), so drop them before applying the new reading.
+    delete existing.value;
+    delete existing.description;
+    Object.assign(existing, describeAxNode(own));
+  }
+  return nodes;
+}
+
 /**
- * For automatic observations: reuse the last snapshot when the target fingerprint shows nothing the
- * target index depends on changed; otherwise read the tree again.
+ * For automatic observations: reuse the last snapshot when the target reading shows no change,
+ * patch the few targets that changed, and read the whole tree only when the structure moved.
  */
 export async function observeSnapshot(
   session: BrowserSession,
@@ -103,10 +145,19 @@ export async function observeSnapshot(
   const probe = await probeTargets(page);
   const outcomes = probe?.outcomes ?? [];
   const last = state.last;
-  if (
-    reuse && probe && last && state.lastProbe === probe.digest && last.document_generation === page.generation
-  ) {
-    return { snapshot: last, unchanged: true, outcomes };
+  if (reuse && probe && last && state.lastProbe && last.document_generation === page.generation) {
+    const comparison = compareProbes(state.lastProbe, probe);
+    if (comparison.kind === "same") return { snapshot: last, unchanged: true, outcomes, source: "reused" };
+    if (comparison.kind === "changed") {
+      const patched = await patchSnapshot(page, last, comparison.ids).catch(() => undefined);
+      if (patched) {
+        return {
+          ...register(session, page, patched, last.document_generation, probe),
+          outcomes,
+          source: "patched",
+        };
+      }
+    }
   }
-  return { ...(await acquireSnapshot(session, page, probe?.digest)), outcomes };
+  return { ...(await acquireSnapshot(session, page, probe)), outcomes, source: "full" };
 }

@@ -91,6 +91,43 @@ function clip(s: string): string {
   return s.length > TEXT_LIMIT ? s.slice(0, TEXT_LIMIT - 1) + "…" : s;
 }
 
+/** What one AX node contributes to a snapshot row, independent of its place in the tree. */
+export type NodeFields = Pick<
+  SnapNode,
+  "role" | "name" | "value" | "description" | "states" | "target" | "editable" | "focused" | "link"
+>;
+
+export function describeAxNode(node: Protocol.Accessibility.AXNode): NodeFields {
+  const role = text(node.role);
+  const states: Record<string, string | number | boolean> = {};
+  let focusable = false;
+  let editable = false;
+  for (const prop of node.properties ?? []) {
+    const v = prop.value.value;
+    if (prop.name === "focusable") focusable = v === true;
+    if (prop.name === "editable" && v) editable = true;
+    if (!SALIENT_STATES.has(prop.name)) continue;
+    if (v === false || v === undefined || v === null || v === "false" || v === "") continue;
+    states[prop.name] = typeof v === "string" || typeof v === "number" || typeof v === "boolean"
+      ? v
+      : String(v);
+  }
+  const structural = STRUCTURAL_ROLES.has(role);
+  const value = clip(text(node.value));
+  const description = clip(text(node.description));
+  return {
+    role,
+    name: clip(text(node.name)),
+    ...(value ? { value } : {}),
+    ...(description ? { description } : {}),
+    states,
+    target: !structural && node.backendDOMNodeId !== undefined && (TARGET_ROLES.has(role) || focusable),
+    editable: !structural && (editable || EDITABLE_ROLES.has(role)),
+    focused: states.focused === true,
+    link: role === "link",
+  };
+}
+
 /**
  * Flattens Chrome's AX tree into preorder, dropping ignored and purely structural nodes but keeping
  * their children. States keep only non-default values: false booleans are never repeated.
@@ -104,40 +141,16 @@ export function flattenAxTree(raw: Protocol.Accessibility.AXNode[]): SnapNode[] 
   const visit = (node: Protocol.Accessibility.AXNode, depth: number, parent: number | undefined) => {
     const role = text(node.role);
     if (SKIPPED_ROLES.has(role)) return;
-    const name = clip(text(node.name));
-    const keep = !node.ignored && !(TRANSPARENT_ROLES.has(role) && !name && !isFocusable(node));
+    const keep = !node.ignored && !(TRANSPARENT_ROLES.has(role) && !text(node.name) && !isFocusable(node));
     let here = parent;
     if (keep) {
-      const states: Record<string, string | number | boolean> = {};
-      let focusable = false;
-      let editable = false;
-      for (const prop of node.properties ?? []) {
-        const v = prop.value.value;
-        if (prop.name === "focusable") focusable = v === true;
-        if (prop.name === "editable" && v) editable = true;
-        if (!SALIENT_STATES.has(prop.name)) continue;
-        if (v === false || v === undefined || v === null || v === "false" || v === "") continue;
-        states[prop.name] = typeof v === "string" || typeof v === "number" || typeof v === "boolean"
-          ? v
-          : String(v);
-      }
-      const structural = STRUCTURAL_ROLES.has(role);
-      const value = clip(text(node.value));
       const snap: SnapNode = {
         index: out.length,
-        role,
-        name,
-        ...(value ? { value } : {}),
-        ...(text(node.description) ? { description: clip(text(node.description)) } : {}),
-        states,
+        ...describeAxNode(node),
         backendNodeId: node.backendDOMNodeId,
         depth,
         parent,
         children: [],
-        target: !structural && node.backendDOMNodeId !== undefined && (TARGET_ROLES.has(role) || focusable),
-        editable: !structural && (editable || EDITABLE_ROLES.has(role)),
-        focused: states.focused === true,
-        link: role === "link",
       };
       if (parent !== undefined) out[parent].children.push(snap.index);
       out.push(snap);

@@ -1,42 +1,52 @@
 import type { PageTarget } from "../browser/targets.ts";
 
 /**
- * A cheap in-page fingerprint of everything the concise target index depends on: which elements
- * could be targets (by identity, so a replaced node changes it), their names, values, states and
- * visibility, and the focused element. Equal fingerprints let an automatic observation reuse the
- * last snapshot generation without re-reading the whole accessibility tree.
+ * A cheap in-page reading of everything the concise target index depends on. For each element that
+ * can be a target (by identity, so a replaced node reads as new) it hashes name sources, value,
+ * states, visibility and focus. Comparing two readings tells whether the last snapshot still holds,
+ * which few targets changed (patched from their own AX nodes), or that the tree must be read again.
  *
- * It runs in an isolated world so the page cannot see or disturb the identity map.
+ * It runs in an isolated world so the page cannot see or disturb the identity maps, and it also
+ * reads the current alerts and status messages for `semantic_outcomes`.
  */
 const PROBE = `(() => {
-  const ids = globalThis.__ids ??= new WeakMap();
-  globalThis.__next ??= 0;
-  const idOf = (el) => { let id = ids.get(el); if (id === undefined) { id = ++globalThis.__next; ids.set(el, id); } return id; };
-  const SEL = 'a[href],button,input,select,textarea,summary,details,option,[role],[tabindex],[contenteditable],[onclick],label,iframe,[aria-label],[aria-labelledby],[aria-hidden],[title],img[alt]';
-  let h = 0x811c9dc5;
-  const mix = (s) => { for (let i = 0; i < s.length; i++) { h ^= s.charCodeAt(i); h = Math.imul(h, 0x01000193); } h ^= 124; h = Math.imul(h, 0x01000193); };
-  let count = 0;
+  const g = globalThis;
+  g.__ids ??= new WeakMap();
+  g.__byId ??= new Map();
+  g.__next ??= 0;
+  const idOf = (el) => {
+    let id = g.__ids.get(el);
+    if (id === undefined) { id = ++g.__next; g.__ids.set(el, id); g.__byId.set(id, new WeakRef(el)); }
+    return id;
+  };
+  const SEL = 'a[href],area[href],button,input:not([type=hidden]),select,textarea,summary,option,iframe,[contenteditable]:not([contenteditable=false]),[tabindex],[role=button],[role=link],[role=textbox],[role=searchbox],[role=checkbox],[role=radio],[role=combobox],[role=listbox],[role=option],[role=menuitem],[role=menuitemcheckbox],[role=menuitemradio],[role=tab],[role=switch],[role=slider],[role=spinbutton],[role=treeitem],[role=gridcell]';
+  const hashOf = (s) => { let h = 0x811c9dc5; for (let i = 0; i < s.length; i++) { h ^= s.charCodeAt(i); h = Math.imul(h, 0x01000193); } return (h >>> 0).toString(36); };
+  let active = document.activeElement;
+  while (active && active.shadowRoot && active.shadowRoot.activeElement) active = active.shadowRoot.activeElement;
+  const targets = [];
   const visit = (root) => {
     for (const el of root.querySelectorAll(SEL)) {
-      count++;
-      mix(String(idOf(el)));
-      mix(el.tagName);
-      for (const a of el.attributes) if (a.name !== "style" && a.name !== "class") mix(a.name + "=" + a.value.slice(0, 200));
-      mix((el.textContent || "").slice(0, 200));
-      if ("value" in el) mix(String(el.value).slice(0, 200));
-      if ("checked" in el) mix(el.checked ? "c1" : "c0");
-      if ("selected" in el) mix(el.selected ? "s1" : "s0");
-      if ("disabled" in el) mix(el.disabled ? "d1" : "d0");
-      if (el.open !== undefined) mix(el.open ? "o1" : "o0");
-      mix(el.checkVisibility ? (el.checkVisibility() ? "v1" : "v0") : "v?");
+      const parts = [el.tagName];
+      for (const a of el.attributes) if (a.name !== "style" && a.name !== "class") parts.push(a.name + "=" + a.value.slice(0, 200));
+      parts.push((el.textContent || "").slice(0, 200));
+      if ("value" in el) parts.push("v=" + String(el.value).slice(0, 200));
+      if ("checked" in el) parts.push(el.checked ? "c1" : "c0");
+      if ("indeterminate" in el) parts.push(el.indeterminate ? "i1" : "i0");
+      if ("selected" in el) parts.push(el.selected ? "s1" : "s0");
+      if ("disabled" in el) parts.push(el.disabled ? "d1" : "d0");
+      if (el.open !== undefined) parts.push(el.open ? "o1" : "o0");
+      if (el === active) parts.push("focused");
+      for (const l of el.labels || []) parts.push("l=" + (l.textContent || "").slice(0, 200));
+      const by = el.getAttribute("aria-labelledby") || "";
+      const described = el.getAttribute("aria-describedby") || "";
+      for (const ref of (by + " " + described).split(/\\s+/)) if (ref) parts.push("r=" + (document.getElementById(ref)?.textContent || "").slice(0, 200));
+      for (const inner of el.querySelectorAll("[alt],[aria-label],[title]")) parts.push("n=" + (inner.getAttribute("alt") || inner.getAttribute("aria-label") || inner.getAttribute("title")));
+      const visible = el.checkVisibility ? el.checkVisibility() : true;
+      targets.push([idOf(el), visible ? 1 : 0, hashOf(parts.join("\\u0001"))]);
     }
     for (const host of root.querySelectorAll("*")) if (host.shadowRoot) visit(host.shadowRoot);
   };
   if (document.documentElement) visit(document);
-  let active = document.activeElement;
-  while (active && active.shadowRoot && active.shadowRoot.activeElement) active = active.shadowRoot.activeElement;
-  mix("focus:" + (active ? idOf(active) : 0));
-  mix("title:" + document.title);
   const outcomes = [];
   const PRIORITY = ["alert", "alertdialog", "dialog", "status", "log"];
   const roleOf = (el) => el.getAttribute("role") || (el.tagName === "OUTPUT" ? "status" : el.tagName === "DIALOG" ? "dialog" : el.getAttribute("aria-live") === "assertive" ? "alert" : "status");
@@ -49,8 +59,49 @@ const PROBE = `(() => {
     outcomes.push({ role: roleOf(el), text: text.length > 160 ? text.slice(0, 159) + "\\u2026" : text });
     if (outcomes.length >= 5) break;
   }
-  return { digest: (h >>> 0).toString(16) + ":" + count, outcomes };
+  return { title: document.title, targets, outcomes };
 })()`;
+
+const LOOKUP = `(ids) => ids.map((id) => globalThis.__byId?.get(id)?.deref() ?? null)`;
+
+export interface SemanticOutcome {
+  role: string;
+  text: string;
+}
+
+/** [identity, visible (1/0), hash] per possible target, in document order. */
+export type ProbeEntry = [number, number, string];
+
+export interface Probe {
+  generation: number;
+  title: string;
+  targets: ProbeEntry[];
+  /** Current alerts, dialogs and status messages: post-action state, not a claim of change. */
+  outcomes: SemanticOutcome[];
+}
+
+export type ProbeComparison =
+  | { kind: "same" }
+  | { kind: "changed"; ids: number[] }
+  | { kind: "restructured" };
+
+/** Most changed targets worth patching one by one before a full read is cheaper. */
+export const PATCH_LIMIT = 16;
+
+/** Pure: how a new reading relates to the one taken with the last snapshot. */
+export function compareProbes(before: Probe, after: Probe): ProbeComparison {
+  if (before.generation !== after.generation || before.title !== after.title) return { kind: "restructured" };
+  if (before.targets.length !== after.targets.length) return { kind: "restructured" };
+  const ids: number[] = [];
+  for (let i = 0; i < after.targets.length; i++) {
+    const [id, visible, hash] = after.targets[i];
+    const [oldId, oldVisible, oldHash] = before.targets[i];
+    if (id !== oldId || visible !== oldVisible) return { kind: "restructured" };
+    if (hash !== oldHash) ids.push(id);
+  }
+  if (ids.length === 0) return { kind: "same" };
+  return ids.length <= PATCH_LIMIT ? { kind: "changed", ids } : { kind: "restructured" };
+}
 
 const worlds = new WeakMap<PageTarget, { loaderId?: string; contextId: number }>();
 
@@ -66,21 +117,11 @@ async function isolatedContext(page: PageTarget): Promise<number | undefined> {
   return executionContextId;
 }
 
-export interface SemanticOutcome {
-  role: string;
-  text: string;
-}
-
-export interface Probe {
-  digest: string;
-  /** Current alerts, dialogs and status messages: post-action state, not a claim of change. */
-  outcomes: SemanticOutcome[];
-}
-
-/** The fingerprint, or undefined when it cannot be read (then callers take a full snapshot). */
+/** The reading, or undefined when it cannot be taken (then callers read the whole tree). */
 export async function probeTargets(page: PageTarget): Promise<Probe | undefined> {
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
+      const generation = page.generation;
       const contextId = await isolatedContext(page);
       if (contextId === undefined) return undefined;
       const r = await page.send(
@@ -88,13 +129,37 @@ export async function probeTargets(page: PageTarget): Promise<Probe | undefined>
         { expression: PROBE, contextId, returnByValue: true },
         2_000,
       );
-      const value = r.result.value as Probe | undefined;
-      if (r.exceptionDetails || typeof value?.digest !== "string") return undefined;
-      return { digest: `${page.generation}:${value.digest}`, outcomes: value.outcomes ?? [] };
+      const value = r.result.value as Omit<Probe, "generation"> | undefined;
+      if (r.exceptionDetails || !Array.isArray(value?.targets)) return undefined;
+      return { generation, title: value.title, targets: value.targets, outcomes: value.outcomes ?? [] };
     } catch {
       // The context went away with a navigation; make a new world once.
       worlds.delete(page);
     }
   }
   return undefined;
+}
+
+/** Backend node ids of probed elements, in the order asked; undefined where one is gone. */
+export async function backendIdsOf(page: PageTarget, ids: number[]): Promise<Array<number | undefined>> {
+  const contextId = await isolatedContext(page);
+  if (contextId === undefined) return ids.map(() => undefined);
+  const r = await page.send("Runtime.evaluate", {
+    expression: `(${LOOKUP})(${JSON.stringify(ids)})`,
+    contextId,
+  });
+  if (!r.result.objectId) return ids.map(() => undefined);
+  const { result: props } = await page.send("Runtime.getProperties", {
+    objectId: r.result.objectId,
+    ownProperties: true,
+  });
+  const out: Array<number | undefined> = ids.map(() => undefined);
+  await Promise.all(props.map(async (p) => {
+    const index = Number(p.name);
+    if (!Number.isInteger(index) || !p.value?.objectId) return;
+    const { node } = await page.send("DOM.describeNode", { objectId: p.value.objectId });
+    out[index] = node.backendNodeId;
+  }));
+  await page.send("Runtime.releaseObject", { objectId: r.result.objectId }).catch(() => {});
+  return out;
 }

@@ -1,0 +1,441 @@
+/**
+ * Control-path benchmark: the same flow on fixtures/site/heavy.html (navigate, snapshot, click, fill)
+ * through krometrail, @playwright/mcp and chrome-devtools-mcp, printed side by side.
+ * It compares; it never asserts timings. See bench/README.md.
+ */
+import { Client } from "@modelcontextprotocol/client";
+import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { serveStatic } from "../src/demo/static_server.ts";
+import { startServer } from "../tests/e2e/harness.ts";
+
+const ITERATIONS = 12;
+const CALL_TIMEOUT_MS = 30_000;
+const CHROMIUM = Deno.env.get("KROMETRAIL_CHROME") ?? "/usr/bin/chromium";
+const CHROME_ARGS = [
+  "--no-sandbox",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--no-first-run",
+  "--disable-quic",
+];
+const PEERS_DIR = fileURLToPath(new URL("./peers/", import.meta.url));
+const PLAYWRIGHT_BIN = join(PEERS_DIR, "node_modules/@playwright/mcp/cli.js");
+const DEVTOOLS_BIN = join(PEERS_DIR, "node_modules/chrome-devtools-mcp/build/src/bin/chrome-devtools-mcp.js");
+
+interface ToolResult {
+  content: Array<{ type: string; text?: string }>;
+  structuredContent?: Record<string, unknown>;
+  isError?: boolean;
+}
+interface Call {
+  name: string;
+  args: Record<string, unknown>;
+}
+interface Refs {
+  button: string;
+  textbox: string;
+}
+
+/** How one system expresses the flow; refs come from parsing its own snapshot. */
+interface Flow {
+  navigate(url: string): Call;
+  snapshot(): Call;
+  refs(snapshot: ToolResult): Refs;
+  click(ref: string): Call;
+  fill(ref: string, value: string): Call;
+  /** chrome-devtools-mcp only: its default click, without the snapshot that makes it an observation. */
+  bareClick?(ref: string): Call;
+}
+
+interface Session {
+  client: Client;
+  /** npm package version for peers; krometrail's comes from serverInfo. */
+  version?: string;
+  flow: Flow;
+  close(): Promise<void>;
+}
+
+interface ToolStats {
+  count: number;
+  total: number;
+  mean: number;
+  max: number;
+  maxName: string;
+}
+
+interface Report {
+  name: string;
+  version?: string;
+  tools?: ToolStats;
+  ms: Record<string, number[]>;
+  /** Text-content characters of the last result of each action (structuredContent counted apart). */
+  chars: Record<string, number>;
+  structuredChars: Record<string, number>;
+  error?: string;
+}
+
+const textOf = (r: ToolResult) => r.content.map((c) => c.type === "text" ? c.text ?? "" : "").join("\n");
+
+function match(text: string, re: RegExp, what: string): string {
+  const m = text.match(re);
+  if (!m?.[1]) throw new Error(`no ${what} in snapshot: ${text.slice(0, 400)}`);
+  return m[1];
+}
+
+// --- systems -------------------------------------------------------------------------------------
+
+async function startKrometrail(tmp: string): Promise<Session> {
+  const server = await startServer({ env: { KROMETRAIL_CHROME: CHROMIUM, TMPDIR: tmp } });
+  try {
+    const started = await server.call("start_browser", { headless: true, temporary: true });
+    if (started.isError) throw new Error(`start_browser failed: ${textOf(started).slice(0, 400)}`);
+  } catch (err) {
+    await server.close();
+    throw err;
+  }
+  const refOf = (r: ToolResult, role: string, name: string) => {
+    const targets = (r.structuredContent?.targets ?? []) as Array<
+      { ref: string; role: string; name: string }
+    >;
+    const hit = targets.find((t) => t.role === role && t.name === name);
+    if (!hit) throw new Error(`no ${role} "${name}" in snapshot targets`);
+    return hit.ref;
+  };
+  return {
+    client: server.client,
+    flow: {
+      navigate: (url) => ({ name: "navigate_page", args: { url } }),
+      snapshot: () => ({ name: "snapshot_page", args: {} }),
+      refs: (r) => ({ button: refOf(r, "button", "Apply filter"), textbox: refOf(r, "textbox", "Filter") }),
+      click: (ref) => ({ name: "click", args: { ref } }),
+      fill: (ref, value) => ({ name: "fill", args: { ref, value } }),
+    },
+    async close() {
+      await server.call("stop_browser").catch(() => {});
+      await server.close();
+    },
+  };
+}
+
+/** Spawns a peer's Node MCP server on stdio; its stderr is kept to explain a failed start. */
+async function connectPeer(
+  pkg: string,
+  bin: string,
+  args: string[],
+  tmp: string,
+): Promise<{ client: Client; version: string }> {
+  let version: string;
+  try {
+    version =
+      JSON.parse(await Deno.readTextFile(join(PEERS_DIR, "node_modules", pkg, "package.json"))).version;
+    await Deno.stat(bin);
+  } catch {
+    throw new Error(`${pkg} is not installed in bench/peers (run: npm ci --prefix bench/peers)`);
+  }
+  const transport = new StdioClientTransport({
+    command: "node",
+    args: [bin, ...args],
+    cwd: tmp, // Playwright MCP writes .playwright-mcp/ into its workspace root (the cwd).
+    env: { ...Deno.env.toObject(), TMPDIR: tmp, CHROME_DEVTOOLS_MCP_NO_USAGE_STATISTICS: "1" },
+    stderr: "pipe",
+  });
+  let stderr = "";
+  transport.stderr?.on("data", (chunk: Uint8Array | string) => {
+    stderr = (stderr + chunk.toString()).slice(-2_000);
+  });
+  const client = new Client({ name: "krometrail-bench", version: "1.0.0" });
+  try {
+    await client.connect(transport, { timeout: CALL_TIMEOUT_MS });
+  } catch (err) {
+    await transport.close().catch(() => {});
+    throw new Error(`${err instanceof Error ? err.message : err}${stderr ? `\n${stderr.trim()}` : ""}`);
+  }
+  return { client, version };
+}
+
+async function startPlaywright(tmp: string): Promise<Session> {
+  // Extra Chromium switches have no CLI flag; they go in a config file next to the CLI flags.
+  const config = join(tmp, "playwright-mcp.json");
+  await Deno.writeTextFile(
+    config,
+    JSON.stringify({ browser: { browserName: "chromium", launchOptions: { args: CHROME_ARGS } } }),
+  );
+  const { client, version } = await connectPeer("@playwright/mcp", PLAYWRIGHT_BIN, [
+    "--config",
+    config,
+    "--executable-path",
+    CHROMIUM,
+    "--headless",
+    "--isolated",
+    "--no-sandbox",
+    "--output-dir",
+    join(tmp, "playwright-out"),
+  ], tmp);
+  return {
+    client,
+    version, // serverInfo reports playwright-core's version instead
+    flow: {
+      navigate: (url) => ({ name: "browser_navigate", args: { url } }),
+      snapshot: () => ({ name: "browser_snapshot", args: {} }),
+      refs: (r) => ({
+        button: match(textOf(r), /button "Apply filter" \[ref=([^\]]+)\]/, "Apply filter button"),
+        textbox: match(textOf(r), /textbox "Filter" \[ref=([^\]]+)\]/, "Filter textbox"),
+      }),
+      click: (ref) => ({ name: "browser_click", args: { element: "Apply filter button", target: ref } }),
+      fill: (ref, text) => ({ name: "browser_type", args: { element: "Filter textbox", target: ref, text } }),
+    },
+    async close() {
+      await client.callTool({ name: "browser_close", arguments: {} }).catch(() => {});
+      await client.close();
+    },
+  };
+}
+
+async function startDevtools(tmp: string): Promise<Session> {
+  const { client, version } = await connectPeer("chrome-devtools-mcp", DEVTOOLS_BIN, [
+    "--executablePath",
+    CHROMIUM,
+    "--headless",
+    "--isolated",
+    ...CHROME_ARGS.map((a) => `--chromeArg=${a}`),
+    "--no-usage-statistics",
+    "--no-performance-crux",
+  ], tmp);
+  let pageId: number;
+  try {
+    // Page-scoped tools require a pageId by default; the first page's is read once, untimed.
+    const pages = await client.callTool({ name: "list_pages", arguments: {} }) as ToolResult;
+    pageId = Number(match(textOf(pages), /^(\d+):/m, "page id in list_pages"));
+  } catch (err) {
+    await client.close().catch(() => {});
+    throw err;
+  }
+  return {
+    client,
+    version,
+    flow: {
+      navigate: (url) => ({ name: "navigate_page", args: { pageId, type: "url", url } }),
+      snapshot: () => ({ name: "take_snapshot", args: { pageId } }),
+      refs: (r) => ({
+        button: match(textOf(r), /uid=(\S+) button "Apply filter"/, "Apply filter button"),
+        textbox: match(textOf(r), /uid=(\S+) textbox "Filter"/, "Filter textbox"),
+      }),
+      // includeSnapshot makes click/fill return an observation, like the other two systems.
+      click: (uid) => ({ name: "click", args: { pageId, uid, includeSnapshot: true } }),
+      fill: (uid, value) => ({ name: "fill", args: { pageId, uid, value, includeSnapshot: true } }),
+      bareClick: (uid) => ({ name: "click", args: { pageId, uid } }),
+    },
+    close: () => client.close(),
+  };
+}
+
+const SYSTEMS: Array<{ name: string; start: (tmp: string) => Promise<Session> }> = [
+  { name: "krometrail", start: startKrometrail },
+  { name: "@playwright/mcp", start: startPlaywright },
+  { name: "chrome-devtools-mcp", start: startDevtools },
+];
+
+// --- measurement ---------------------------------------------------------------------------------
+
+function toolStats(tools: Array<{ name: string }>): ToolStats {
+  const total = JSON.stringify(tools).length;
+  const top = tools.map((t) => ({ name: t.name, chars: JSON.stringify(t).length }))
+    .reduce((a, b) => (b.chars > a.chars ? b : a), { name: "-", chars: 0 });
+  return {
+    count: tools.length,
+    total,
+    mean: tools.length ? total / tools.length : 0,
+    max: top.chars,
+    maxName: top.name,
+  };
+}
+
+async function runFlow(session: Session, url: string, report: Report): Promise<void> {
+  const call = async (label: string, c: Call, counted: boolean): Promise<ToolResult> => {
+    const t0 = performance.now();
+    const result = await session.client.callTool({ name: c.name, arguments: c.args }, {
+      timeout: CALL_TIMEOUT_MS,
+    }) as ToolResult;
+    const ms = performance.now() - t0;
+    if (result.isError) throw new Error(`${label} (${c.name}) failed: ${textOf(result).slice(0, 400)}`);
+    if (counted) (report.ms[label] ??= []).push(ms);
+    report.chars[label] = textOf(result).length;
+    report.structuredChars[label] = result.structuredContent
+      ? JSON.stringify(result.structuredContent).length
+      : 0;
+    return result;
+  };
+  const { flow } = session;
+  for (let i = 0; i <= ITERATIONS; i++) {
+    const counted = i > 0; // iteration 0 is the warm-up
+    await call("navigate", flow.navigate(url), counted);
+    const refs = flow.refs(await call("snapshot", flow.snapshot(), counted));
+    await call("click", flow.click(refs.button), counted);
+    if (flow.bareClick) await call("click, no observation", flow.bareClick(refs.button), counted);
+    await call("fill", flow.fill(refs.textbox, `query ${i}`), counted);
+  }
+}
+
+/** Kills leftover processes (e.g. Chromium) whose command line names this run's temp dir. */
+async function reapStragglers(tmp: string): Promise<number> {
+  const out = await new Deno.Command("pgrep", { args: ["-f", tmp], stdout: "piped" }).output();
+  const pids = new TextDecoder().decode(out.stdout).split("\n").map(Number).filter((p) => p > 0);
+  for (const pid of pids) {
+    try {
+      Deno.kill(pid, "SIGKILL");
+    } catch { /* already gone */ }
+  }
+  return pids.length;
+}
+
+async function measure(
+  system: { name: string; start: (tmp: string) => Promise<Session> },
+  url: string,
+): Promise<Report> {
+  const report: Report = { name: system.name, ms: {}, chars: {}, structuredChars: {} };
+  const tmp = await Deno.makeTempDir({ prefix: "krometrail-bench-" });
+  let session: Session | undefined;
+  try {
+    session = await system.start(tmp);
+    report.version = session.version ?? session.client.getServerVersion()?.version;
+    report.tools = toolStats((await session.client.listTools()).tools);
+    await runFlow(session, url, report);
+  } catch (err) {
+    report.error = err instanceof Error ? err.message : String(err);
+  } finally {
+    await session?.close().catch(() => {});
+    const reaped = await reapStragglers(tmp);
+    if (reaped > 0) console.error(`${system.name}: killed ${reaped} leftover process(es) after close`);
+    await Deno.remove(tmp, { recursive: true }).catch(() => {});
+  }
+  return report;
+}
+
+// --- report --------------------------------------------------------------------------------------
+
+function median(values: number[]): number {
+  const s = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
+}
+
+/** Nearest-rank 90th percentile. */
+function p90(values: number[]): number {
+  const s = [...values].sort((a, b) => a - b);
+  return s[Math.ceil(0.9 * s.length) - 1];
+}
+
+const medianOf = (r: Report, action: string) => r.ms[action]?.length ? median(r.ms[action]) : undefined;
+
+const fmt = (n: number | undefined) => n === undefined ? "—" : Math.round(n).toLocaleString("en-US");
+
+function table(reports: Report[]): string {
+  const actions = [...new Set(reports.flatMap((r) => Object.keys(r.ms)))];
+  const rows: string[][] = [["", ...reports.map((r) => `${r.name}${r.version ? ` ${r.version}` : ""}`)]];
+  for (const a of actions) {
+    rows.push([
+      `${a} ms, median / p90`,
+      ...reports.map((r) => {
+        const v = r.ms[a];
+        return v?.length ? `${fmt(median(v))} / ${fmt(p90(v))}` : "—";
+      }),
+    ]);
+  }
+  for (const a of actions) {
+    rows.push([
+      `${a} result chars`,
+      ...reports.map((r) => {
+        if (r.chars[a] === undefined) return "—";
+        const s = r.structuredChars[a];
+        return `${fmt(r.chars[a])}${s ? ` (+${fmt(s)} structured)` : ""}`;
+      }),
+    ]);
+  }
+  rows.push(["tools/list: tools", ...reports.map((r) => fmt(r.tools?.count))]);
+  rows.push(["tools/list: total chars", ...reports.map((r) => fmt(r.tools?.total))]);
+  rows.push(["tools/list: chars per tool, mean", ...reports.map((r) => fmt(r.tools?.mean))]);
+  rows.push([
+    "tools/list: chars per tool, max",
+    ...reports.map((r) => r.tools ? `${fmt(r.tools.max)} (${r.tools.maxName})` : "—"),
+  ]);
+  const widths = rows[0].map((_, c) => Math.max(...rows.map((row) => row[c].length)));
+  const line = (row: string[]) =>
+    row.map((cell, c) => c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]));
+  return [
+    line(rows[0]).join("  "),
+    widths.map((w) => "-".repeat(w)).join("  "),
+    ...rows.slice(1).map((r) => line(r).join("  ")),
+  ].join("\n");
+}
+
+function targets(reports: Report[]): string[] {
+  const [ours, , devtools] = reports;
+  const click = medianOf(ours, "click");
+  const theirs = medianOf(devtools, "click");
+  const theirsBare = medianOf(devtools, "click, no observation");
+  const ratio = click && theirs ? theirs / click : undefined;
+  const bare = click && theirsBare
+    ? `; vs its click without observation ${(theirsBare / click).toFixed(2)}×`
+    : "";
+  const snapshot = ours.chars.snapshot;
+  const { mean, max, maxName } = ours.tools ?? {};
+  const checks: Array<[number | undefined, (v: number) => boolean, string]> = [
+    [click, (v) => v <= 150, `click round trip with observation ≤ 150 ms median: ${fmt(click)} ms`],
+    [
+      ratio,
+      (v) => v >= 2,
+      `click ≥ 2× faster than chrome-devtools-mcp with snapshot: ${ratio?.toFixed(2)}×${bare}`,
+    ],
+    [snapshot, (v) => v <= 15_000, `concise heavy-page snapshot ≤ 15,000 chars: ${fmt(snapshot)}`],
+    [mean, (v) => v <= 600, `≤ 600 schema chars per tool, mean: ${fmt(mean)}`],
+    [max, (v) => v <= 600, `≤ 600 schema chars per tool, every tool: max ${fmt(max)} (${maxName})`],
+  ];
+  return checks.map(([v, ok, text]) => `${v === undefined ? "n/a " : ok(v) ? "PASS" : "MISS"}  ${text}`);
+}
+
+// --- main ----------------------------------------------------------------------------------------
+
+async function ensurePeers(): Promise<void> {
+  const present = await Promise.all(
+    [PLAYWRIGHT_BIN, DEVTOOLS_BIN].map((p) => Deno.stat(p).then(() => true, () => false)),
+  );
+  if (present.every(Boolean)) return;
+  console.error("Installing peers from bench/peers/package-lock.json (npm ci) …");
+  try {
+    const npm = new Deno.Command("npm", {
+      args: ["ci", "--prefix", PEERS_DIR, "--no-audit", "--no-fund"],
+      stdout: "inherit",
+      stderr: "inherit",
+    });
+    if (!(await npm.output()).success) console.error("npm ci failed; missing peers will be reported.");
+  } catch (err) {
+    console.error(
+      `npm could not run (${err instanceof Error ? err.message : err}); missing peers will be reported.`,
+    );
+  }
+}
+
+const site = serveStatic();
+try {
+  await ensurePeers();
+  const url = `${site.origin}/heavy.html`;
+  const reports: Report[] = [];
+  for (const system of SYSTEMS) {
+    console.error(`running ${system.name} …`);
+    reports.push(await measure(system, url));
+  }
+  console.log(
+    `\nControl benchmark: ${url.replace(site.origin, "")}, ${ITERATIONS} iterations after 1 warm-up\n`,
+  );
+  console.log(table(reports));
+  console.log("\nTargets (krometrail; informational, never asserted):");
+  for (const t of targets(reports)) console.log(`  ${t}`);
+  const failed = reports.filter((r) => r.error);
+  if (failed.length) console.log("\nNot measured (or only partly):");
+  for (const r of failed) console.log(`  ${r.name}: ${r.error}`);
+} finally {
+  await site.close();
+}
