@@ -31,6 +31,10 @@ Deno.test({
       assertMatch(shot.uri, /^krometrail:\/\/evidence\/screenshots\/.+\.png$/);
       assert(shot.width > 0 && shot.height > 0);
 
+      const raw = await server.client.request({ method: "resources/read", params: { uri: shot.uri } }) as {
+        ttlMs?: number;
+      };
+      assertEquals(raw.ttlMs, 0, "resource reads are not cached");
       const resource = await server.client.readResource({ uri: shot.uri });
       const blob = resource.contents[0] as { blob?: string; mimeType?: string };
       assertEquals(blob.mimeType, "image/png");

@@ -18,8 +18,9 @@ Deno.test({
     try {
       assertEquals(server.client.getProtocolEra(), "modern");
       assertEquals(server.client.getNegotiatedProtocolVersion(), "2026-07-28");
-      const discovered = server.client.getDiscoverResult();
+      const discovered = server.client.getDiscoverResult() as { ttlMs?: number } | undefined;
       assert(discovered, "server/discover result is available");
+      assertEquals(discovered.ttlMs ?? 0, 0, "discovery is not cached");
       const names: string[] = [];
       let cursor: string | undefined;
       let pages = 0;
@@ -58,6 +59,16 @@ Deno.test({
       };
       assertEquals(templates.resourceTemplates.map((t) => t.uriTemplate), ["krometrail://evidence/{+path}"]);
       assertEquals(templates.ttlMs, 60_000);
+      await assertRejects(
+        () => server.client.readResource({ uri: "krometrail://evidence/screenshots/nope.png" }),
+        Error,
+        "only in the process",
+      );
+      await assertRejects(
+        () => server.client.readResource({ uri: "krometrail://evidence/../../etc/passwd" }),
+        Error,
+        "No evidence resource",
+      );
     } finally {
       await server.close();
     }
