@@ -1,5 +1,5 @@
 import { assert, assertEquals } from "../assert.ts";
-import { e2e, fixtures, refOf, startServer, structured, type ToolResult } from "./harness.ts";
+import { e2e, refOf, structured, type ToolResult, withServer } from "./harness.ts";
 
 type Schema = {
   type?: string;
@@ -117,11 +117,8 @@ function assertStructuredError(c: Case, result: ToolResult): void {
 Deno.test({
   name: "every tool answers malformed arguments with a structured error; server and browser survive",
   ...e2e,
-  fn: async () => {
-    const site = fixtures();
-    const server = await startServer();
-    try {
-      await server.call("start_browser", { temporary: true });
+  fn: () =>
+    withServer(async (server, site) => {
       await server.call("navigate_page", { url: `${site.origin}/index.html` });
       const tools = (await server.client.listTools()).tools as unknown as Array<
         { name: string; inputSchema: Schema }
@@ -176,9 +173,5 @@ Deno.test({
       const snap = structured(await server.call("snapshot_page"));
       const clicked = structured(await server.call("click", { ref: refOf(snap, "button", "Show details") }));
       assertEquals(clicked.status, "ok");
-    } finally {
-      await server.close();
-      await site.close();
-    }
-  },
+    }, { browser: {} }),
 });

@@ -1,5 +1,5 @@
 import { assert, assertEquals, assertMatch } from "../assert.ts";
-import { e2e, errorCode, fixtures, refOf, startServer, structured, textOf } from "./harness.ts";
+import { e2e, errorCode, fixtures, refOf, startServer, structured, textOf, withServer } from "./harness.ts";
 
 function processesMentioning(fragment: string): number {
   const out = new Deno.Command("pgrep", { args: ["-f", fragment], stdout: "piped" }).outputSync();
@@ -101,11 +101,8 @@ Deno.test({
 Deno.test({
   name: "a ref whose element was replaced fails with stale_ref; a new snapshot gives a working ref",
   ...e2e,
-  fn: async () => {
-    const site = fixtures();
-    const server = await startServer();
-    try {
-      await server.call("start_browser", { temporary: true });
+  fn: () =>
+    withServer(async (server, site) => {
       await server.call("navigate_page", { url: `${site.origin}/replace.html` });
       const snap = structured(await server.call("snapshot_page"));
       const oldRef = refOf(snap, "button", "Replace me");
@@ -133,21 +130,14 @@ Deno.test({
       // Navigation replaces the document: every old ref is stale.
       await server.call("navigate_page", { url: `${site.origin}/replace.html` });
       assertEquals(errorCode(await server.call("click", { ref: fresh })), "stale_ref");
-    } finally {
-      await server.close();
-      await site.close();
-    }
-  },
+    }, { browser: {} }),
 });
 
 Deno.test({
   name: "pages: create, select, popups adopted with their opener, history, close, screenshots",
   ...e2e,
-  fn: async () => {
-    const site = fixtures();
-    const server = await startServer();
-    try {
-      await server.call("start_browser", { temporary: true });
+  fn: () =>
+    withServer(async (server, site) => {
       await server.call("navigate_page", { url: `${site.origin}/popup.html` });
       const opened = structured(
         await server.call("click", { locator: { role: "button", name: "Open popup" } }),
@@ -211,22 +201,16 @@ Deno.test({
       assertEquals(stopped.closed_browser, true);
       assertEquals(errorCode(await server.call("list_pages")), "no_browser_session");
       assertEquals(structured(await server.call("stop_browser")).stopped, false, "stop is idempotent");
-    } finally {
-      await server.close();
-      await site.close();
-    }
-  },
+    }, { browser: {} }),
 });
 
 Deno.test({
   name: "focus preserve: new pages open in the background and pointer work on them fails as target_hidden",
   ...e2e,
-  fn: async () => {
-    const site = fixtures();
-    const server = await startServer();
-    try {
-      const started = structured(await server.call("start_browser", { temporary: true, focus: "preserve" }));
-      assertEquals((started.capture as { configured: { focus: string } }).configured.focus, "preserve");
+  fn: () =>
+    withServer(async (server, site) => {
+      const status = structured(await server.call("browser_status"));
+      assertEquals((status.capture as { configured: { focus: string } }).configured.focus, "preserve");
       await server.call("navigate_page", { url: `${site.origin}/index.html` });
       const created = structured(await server.call("create_page", { url: `${site.origin}/index.html` }));
       const hidden = await server.call("click", { selector: "#reveal", page_id: String(created.page_id) });
@@ -236,21 +220,14 @@ Deno.test({
         structured(await server.call("click", { selector: "#reveal", page_id: "p1" })).status,
         "ok",
       );
-    } finally {
-      await server.close();
-      await site.close();
-    }
-  },
+    }, { browser: { focus: "preserve" } }),
 });
 
 Deno.test({
   name: "dialogs are state: a click that opens one returns, status names it, handle_dialog resolves it",
   ...e2e,
-  fn: async () => {
-    const site = fixtures();
-    const server = await startServer();
-    try {
-      await server.call("start_browser", { temporary: true });
+  fn: () =>
+    withServer(async (server, site) => {
       await server.call("navigate_page", { url: `${site.origin}/dialogs.html` });
       assertEquals(errorCode(await server.call("handle_dialog", { action: "accept" })), "dialog_not_found");
 
@@ -273,9 +250,5 @@ Deno.test({
         await server.call("handle_dialog", { action: "accept", prompt_text: "Ada" }),
       );
       assertEquals((answered.semantic_outcomes as Array<{ text: string }>)[0].text, "name: Ada");
-    } finally {
-      await server.close();
-      await site.close();
-    }
-  },
+    }, { browser: {} }),
 });

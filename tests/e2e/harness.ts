@@ -91,3 +91,25 @@ export function refOf(snapshot: Record<string, unknown>, role: string, name: str
 }
 
 export const e2e = { sanitizeOps: false, sanitizeResources: false };
+
+/**
+ * Runs a test body against a fresh server and the fixture site, closing both however it ends.
+ * With `browser`, a temporary-profile browser is started first.
+ */
+export async function withServer(
+  body: (server: ServerHandle, site: StaticServer) => Promise<void>,
+  opts: { browser?: Record<string, unknown>; protocol?: Protocol } = {},
+): Promise<void> {
+  const site = fixtures();
+  const server = await startServer({ protocol: opts.protocol });
+  try {
+    if (opts.browser) {
+      const started = await server.call("start_browser", { temporary: true, ...opts.browser });
+      if (started.isError) throw new Error(`start_browser failed: ${textOf(started)}`);
+    }
+    await body(server, site);
+  } finally {
+    await server.close();
+    await site.close();
+  }
+}
