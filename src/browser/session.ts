@@ -73,7 +73,7 @@ export class BrowserSession {
     this.ordinal = init.ordinal;
     this.mode = init.mode;
     this.profile = init.profile;
-    this.config = init.config;
+    this.config = Object.freeze({ ...init.config });
     this.#process = init.process;
     this.#cleanup = init.cleanup;
   }
