@@ -33,6 +33,9 @@ async function compile(target: string | undefined): Promise<number> {
     ...SERVER_PERMISSIONS,
     "--include",
     "fixtures/site",
+    // Workers are separate module graphs; deno compile only embeds them when named.
+    "--include",
+    "src/capture/ingest_worker.ts",
     "--output",
     out,
     ...(target ? ["--target", target] : []),

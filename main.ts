@@ -5,6 +5,8 @@ import { InstanceStore } from "./src/store/instance.ts";
 import { serveMcp } from "./src/mcp/server.ts";
 import type { AppContext } from "./src/mcp/context.ts";
 import { runDemo } from "./src/demo/run.ts";
+import { Recorder } from "./src/capture/recorder.ts";
+import type { FaultPlan } from "./src/capture/messages.ts";
 import denoJson from "./deno.json" with { type: "json" };
 
 export const VERSION: string = denoJson.version;
@@ -15,12 +17,34 @@ async function createApp(): Promise<AppContext> {
   const config = loadConfig();
   await setupLogging(config.logLevel);
   const store = await InstanceStore.open(config.dataDir);
-  return { config, browsers: new BrowserManager(config), store, startedAt: new Date(), version: VERSION };
+  const recorder = await Recorder.open(store.root, testFaults());
+  return {
+    config,
+    browsers: new BrowserManager(config),
+    store,
+    recorder,
+    startedAt: new Date(),
+    version: VERSION,
+  };
+}
+
+/** Fault injection for the test suite only; unset in normal use. */
+function testFaults(): FaultPlan {
+  const raw = Deno.env.get("KROMETRAIL_TEST_FAULTS");
+  if (!raw) return {};
+  try {
+    return JSON.parse(raw) as FaultPlan;
+  } catch {
+    return {};
+  }
 }
 
 async function shutdown(app: AppContext): Promise<void> {
   const cleanup = (async () => {
+    const current = app.browsers.current;
+    if (current) await app.recorder.captures.get(current.id)?.stop().catch(() => {});
     await app.browsers.stop().catch(() => {});
+    await app.recorder.close().catch(() => {});
     app.store.close();
   })();
   const finished = await Promise.race([

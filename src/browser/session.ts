@@ -1,5 +1,5 @@
 import type { Protocol } from "devtools-protocol";
-import type { CdpConnection } from "./cdp.ts";
+import type { CdpConnection, EventParams, Events } from "./cdp.ts";
 import { type DialogState, pageClosed, PageTarget } from "./targets.ts";
 import { ToolError } from "../errors.ts";
 import { logger } from "../log.ts";
@@ -67,6 +67,8 @@ export class BrowserSession {
   #process?: Deno.ChildProcess;
   #cleanup?: () => Promise<void>;
   #pageListeners = new Set<(page: PageTarget) => void>();
+  #removedListeners = new Set<(page: PageTarget) => void>();
+  #endedListeners = new Set<(reason: string) => void>();
 
   constructor(init: SessionInit) {
     this.#conn = init.conn;
@@ -94,6 +96,26 @@ export class BrowserSession {
   onPageAdded(listener: (page: PageTarget) => void): () => void {
     this.#pageListeners.add(listener);
     return () => this.#pageListeners.delete(listener);
+  }
+
+  onPageRemoved(listener: (page: PageTarget) => void): () => void {
+    this.#removedListeners.add(listener);
+    return () => this.#removedListeners.delete(listener);
+  }
+
+  onEnded(listener: (reason: string) => void): void {
+    this.#endedListeners.add(listener);
+  }
+
+  /** Subscribes to a CDP event of any attached page, delivered with the page it came from. */
+  onPageEvent<E extends keyof Events>(
+    event: E,
+    handler: (page: PageTarget, params: EventParams<E>) => void,
+  ): () => void {
+    return this.#conn.on(event, (params, sid) => {
+      const page = sid ? this.#bySession.get(sid) : undefined;
+      if (page) handler(page, params);
+    });
   }
 
   async start(): Promise<void> {
@@ -197,8 +219,8 @@ export class BrowserSession {
         await page.initialize();
       } catch (err) {
         log.warning("page init failed: {err}", { err: String(err) });
+        await page.send("Runtime.runIfWaitingForDebugger").catch(() => {});
       }
-      await page.send("Runtime.runIfWaitingForDebugger").catch(() => {});
       for (const listener of this.#pageListeners) listener(page);
       for (const waiter of this.#attachWaiters.get(info.targetId) ?? []) waiter(page);
       this.#attachWaiters.delete(info.targetId);
@@ -230,6 +252,7 @@ export class BrowserSession {
     const page = this.#byTarget.get(targetId);
     if (!page) return;
     page.markClosed();
+    for (const listener of this.#removedListeners) listener(page);
     this.#byTarget.delete(targetId);
     this.#bySession.delete(page.sessionId);
     this.pages.delete(page.id);
@@ -243,6 +266,7 @@ export class BrowserSession {
     if (this.endedAt) return;
     this.endedAt = new Date();
     this.endReason = reason;
+    for (const listener of this.#endedListeners) listener(reason);
     for (const page of this.pages.values()) page.markClosed();
   }
 

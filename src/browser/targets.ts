@@ -10,6 +10,10 @@ export interface DialogState {
 
 type LoadWaiter = { loaderId?: string; resolve: () => void };
 
+/** Page setup is retried when Chrome drops its commands during a new tab's first renderer swap. */
+const INIT_ATTEMPTS = 3;
+const INIT_TIMEOUT_MS = 1_500;
+
 /** Bounded memory of documents that reached load, so a late waiter still resolves. */
 const LOADED_MEMORY = 16;
 
@@ -72,16 +76,36 @@ export class PageTarget {
     return this.#conn.send(method, params, this.sessionId, timeoutMs);
   }
 
+  /**
+   * Enables our domains and releases a target paused at creation. All commands go out at once:
+   * the target handles them in order, so nothing runs before the domains are on, and no answer
+   * is awaited while the target may still be paused. Chrome can drop commands sent while a new
+   * tab swaps its first renderer, so an unanswered round is sent again (the commands are idempotent).
+   */
   async initialize(): Promise<void> {
-    await Promise.all([
-      this.send("Page.enable"),
-      this.send("Page.setLifecycleEventsEnabled", { enabled: true }),
-      this.send("Runtime.enable"),
-    ]);
-    const { frameTree } = await this.send("Page.getFrameTree");
-    this.mainFrameId = frameTree.frame.id;
-    this.loaderId = frameTree.frame.loaderId;
-    this.url = frameTree.frame.url + (frameTree.frame.urlFragment ?? "");
+    let lastError: unknown;
+    for (let attempt = 0; attempt < INIT_ATTEMPTS; attempt++) {
+      try {
+        const sent = [
+          this.send("Page.enable", undefined, INIT_TIMEOUT_MS),
+          this.send("Page.setLifecycleEventsEnabled", { enabled: true }, INIT_TIMEOUT_MS),
+          this.send("Runtime.enable", undefined, INIT_TIMEOUT_MS),
+          this.send("Runtime.runIfWaitingForDebugger", undefined, INIT_TIMEOUT_MS),
+        ];
+        const tree = this.send("Page.getFrameTree", undefined, INIT_TIMEOUT_MS);
+        tree.catch(() => {});
+        await Promise.all(sent);
+        const { frameTree } = await tree;
+        this.mainFrameId = frameTree.frame.id;
+        this.loaderId = frameTree.frame.loaderId;
+        this.url = frameTree.frame.url + (frameTree.frame.urlFragment ?? "");
+        return;
+      } catch (err) {
+        lastError = err;
+        if (this.closed) break;
+      }
+    }
+    throw lastError;
   }
 
   onFrameNavigated(

@@ -18,13 +18,15 @@ import {
   resolveTarget,
   type TargetSpec,
 } from "./targeting.ts";
-import { recordInteraction } from "./timeline.ts";
+import { interactionRow, type InteractionSink } from "./timeline.ts";
 
 export interface ActionEnv {
   session: BrowserSession;
   store: InstanceStore;
   detail: Detail;
   inlineImage: boolean;
+  /** Persists each finished interaction record so it anchors the timeline. */
+  persist?: InteractionSink;
 }
 
 export function dialogOpen(page: PageTarget): ToolError {
@@ -61,7 +63,7 @@ async function interact(
     const failure = asToolError(err);
     ctx.record.outcome = "failed";
     ctx.record.error_code = failure.code;
-    recordInteraction(env.session, ctx.record);
+    env.persist?.(interactionRow(ctx.record));
     throw new ToolError({
       code: failure.code,
       message: failure.message,
@@ -76,7 +78,7 @@ async function interact(
     detail: env.detail,
     inlineImage: env.inlineImage,
   });
-  recordInteraction(env.session, ctx.record);
+  env.persist?.(interactionRow(ctx.record));
   // Not awaited: a dialog the action opened blocks the renderer until it is handled.
   releaseTargeting(page);
   return observation;

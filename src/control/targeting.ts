@@ -231,7 +231,14 @@ export async function resolveTarget(
   }
   if (spec.locator !== undefined) {
     const { backendNodeId, objectId } = await resolveLocator(session, page, spec.locator);
-    return { kind: "element", page, backendNodeId, objectId, ref: refFor(session, page, backendNodeId), via: "locator" };
+    return {
+      kind: "element",
+      page,
+      backendNodeId,
+      objectId,
+      ref: refFor(session, page, backendNodeId),
+      via: "locator",
+    };
   }
   if (spec.selector !== undefined) {
     const evaluated = await page.send("Runtime.evaluate", {
@@ -258,7 +265,14 @@ export async function resolveTarget(
       });
     }
     const backendNodeId = await backendIdOf(page, objectId);
-    return { kind: "element", page, backendNodeId, objectId, ref: refFor(session, page, backendNodeId), via: "selector" };
+    return {
+      kind: "element",
+      page,
+      backendNodeId,
+      objectId,
+      ref: refFor(session, page, backendNodeId),
+      via: "selector",
+    };
   }
   if (spec.x === undefined || spec.y === undefined) throw invalidTarget("Coordinates need both x and y.");
   return { kind: "point", page, x: spec.x, y: spec.y, via: "coordinates" };

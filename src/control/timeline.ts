@@ -1,20 +1,29 @@
-import type { BrowserSession } from "../browser/session.ts";
 import type { InteractionRecord } from "./observation.ts";
 
-/** In-memory interaction records per session until the capture index persists them. */
-const RECORD_LIMIT = 5_000;
-const records = new WeakMap<BrowserSession, InteractionRecord[]>();
+/** Where finished interaction records go (the capture index); absent in tools run without capture. */
+export type InteractionSink = (row: Record<string, string | number | null>) => void;
 
-export function recordInteraction(session: BrowserSession, record: InteractionRecord): void {
-  let list = records.get(session);
-  if (!list) {
-    list = [];
-    records.set(session, list);
-  }
-  list.push(record);
-  if (list.length > RECORD_LIMIT) list.shift();
-}
+const ns = (ms: number | undefined) => (ms === undefined ? null : Math.round(ms * 1e6));
 
-export function interactionsOf(session: BrowserSession): readonly InteractionRecord[] {
-  return records.get(session) ?? [];
+/** The index row of an interaction: session-clock nanoseconds, JSON for structured fields. */
+export function interactionRow(
+  record: InteractionRecord,
+  batchId?: string,
+): Record<string, string | number | null> {
+  return {
+    id: record.interaction_id,
+    session_id: record.session_id,
+    page_id: record.page_id,
+    operation: record.operation,
+    params: JSON.stringify(record.params),
+    started_ns: ns(record.started_ms),
+    dispatched_ns: ns(record.dispatched_ms),
+    completed_ns: ns(record.completed_ms),
+    observed_ns: ns(record.observed_ms),
+    outcome: record.outcome,
+    navigation: record.navigation ? JSON.stringify(record.navigation) : null,
+    warnings: record.warnings.length > 0 ? JSON.stringify(record.warnings) : null,
+    batch_id: batchId ?? null,
+    error_code: record.error_code ?? null,
+  };
 }

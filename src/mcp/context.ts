@@ -1,12 +1,15 @@
 import type { Config } from "../config.ts";
 import type { BrowserManager } from "../browser/lifecycle.ts";
 import type { InstanceStore } from "../store/instance.ts";
+import type { Recorder } from "../capture/recorder.ts";
 
 /** What every tool handler can reach: configuration, the browser slot and the evidence store. */
 export interface AppContext {
   readonly config: Config;
   readonly browsers: BrowserManager;
   readonly store: InstanceStore;
+  /** Continuous capture: the ingest worker and the index reader. */
+  readonly recorder: Recorder;
   readonly startedAt: Date;
   readonly version: string;
 }

@@ -4,6 +4,7 @@ import { browserTools } from "./tools/browser.ts";
 import { pageTools } from "./tools/pages.ts";
 import { inspectTools } from "./tools/inspect.ts";
 import { actionTools } from "./tools/actions.ts";
+import { captureTools } from "./tools/capture.ts";
 
 export type CapabilityName =
   | "control"
@@ -37,7 +38,7 @@ export const CAPABILITIES: readonly Capability[] = [
     default: "enabled",
     depends: [],
     responsibility: "Continuous visual capture, temporal ranges, visual artifacts and source-frame retrieval",
-    tools: [],
+    tools: captureTools,
   },
   {
     name: "temporal-video",

@@ -2,11 +2,13 @@ import { McpServer, ProtocolError, ProtocolErrorCode, ResourceTemplate } from "@
 import { serveStdio } from "@modelcontextprotocol/server/stdio";
 import { z } from "zod";
 import { asToolError } from "../errors.ts";
-import { EVIDENCE_SCHEME } from "../store/instance.ts";
+import { EVIDENCE_SCHEME, evidenceNotFound } from "../store/instance.ts";
+import { frameBytes } from "../capture/frames.ts";
 import { logger } from "../log.ts";
 import type { AppContext } from "./context.ts";
 import { buildCatalogue, type Catalogue, describeTool, type ToolDescriptor } from "./registry.ts";
 import { toCallToolResult } from "./response.ts";
+import { encodeBase64 } from "./base64.ts";
 
 const log = logger("mcp");
 
@@ -70,6 +72,18 @@ function evidencePathOf(uri: string): string {
   return uri.startsWith(EVIDENCE_SCHEME) ? decodeURIComponent(uri.slice(EVIDENCE_SCHEME.length)) : "";
 }
 
+/** Frames come from the capture index and segments; everything else from the instance's files. */
+async function readEvidence(app: AppContext, path: string): Promise<{ bytes: Uint8Array; mimeType: string }> {
+  const frame = /^frames\/([0-9a-f-]{36})\/(\d+)\.jpg$/.exec(path);
+  if (frame) {
+    await app.recorder.flush();
+    const bytes = frameBytes(app.recorder.reader(), frame[1], Number(frame[2]));
+    if (!bytes) throw evidenceNotFound(path);
+    return { bytes, mimeType: "image/jpeg" };
+  }
+  return await app.store.readEvidence(path);
+}
+
 function buildServer(app: AppContext, paged: PagedCatalogue, era: "legacy" | "modern"): McpServer {
   const catalogue = buildCatalogue();
   const mcp = new McpServer(
@@ -124,7 +138,7 @@ function buildServer(app: AppContext, paged: PagedCatalogue, era: "legacy" | "mo
     },
     async (uri: URL) => {
       try {
-        const { bytes, mimeType } = await app.store.readEvidence(evidencePathOf(uri.href));
+        const { bytes, mimeType } = await readEvidence(app, evidencePathOf(uri.href));
         return { contents: [{ uri: uri.href, mimeType, blob: encodeBase64(bytes) }] };
       } catch (err) {
         const e = asToolError(err);
@@ -138,13 +152,6 @@ function buildServer(app: AppContext, paged: PagedCatalogue, era: "legacy" | "mo
   mcp.server.onerror = (err: Error) =>
     log.warn("protocol error: {message}", { message: err.message.slice(0, 300) });
   return mcp;
-}
-
-export function encodeBase64(bytes: Uint8Array): string {
-  let bin = "";
-  const chunk = 0x8000;
-  for (let i = 0; i < bytes.length; i += chunk) bin += String.fromCharCode(...bytes.subarray(i, i + chunk));
-  return btoa(bin);
 }
 
 /** Serves MCP on stdio until the client closes stdin; resolves when the connection ends. */

@@ -86,6 +86,7 @@ interface OpenSegment {
   startNs: number;
   bytes: number;
   frames: number;
+  lastNs: number;
 }
 
 export interface AppendResult {
@@ -144,7 +145,16 @@ export class SegmentWriter {
         "INSERT INTO segments(session_id, page_id, path, start_ns) VALUES (?, ?, ?, ?)",
       ).run(this.sessionId, this.pageId, openPath, Math.round(startNs)).lastInsertRowid,
     );
-    return { id, file, openPath, sealedPath: join(this.dir, `${name}.seg`), startNs, bytes: 0, frames: 0 };
+    return {
+      id,
+      file,
+      openPath,
+      sealedPath: join(this.dir, `${name}.seg`),
+      startNs,
+      bytes: 0,
+      frames: 0,
+      lastNs: startNs,
+    };
   }
 
   /** Seals the open segment; a failed directory sync throws a writer-usable error. */
@@ -167,7 +177,7 @@ export class SegmentWriter {
     this.db.prepare(
       "UPDATE segments SET path = ?, end_ns = ?, bytes = ?, frames = ?, sealed = 1 WHERE id = ?",
     )
-      .run(seg.sealedPath, Math.round(endNs), seg.bytes, seg.frames, seg.id);
+      .run(seg.sealedPath, Math.round(Math.max(endNs, seg.lastNs)), seg.bytes, seg.frames, seg.id);
     try {
       this.io.syncDir(this.dir);
     } catch (err) {
@@ -195,6 +205,7 @@ export class SegmentWriter {
     const offset = seg.bytes + FRAME_HEADER_BYTES;
     seg.bytes += FRAME_HEADER_BYTES + payload.length;
     seg.frames++;
+    seg.lastNs = recvNs;
     return { segmentId: seg.id, offset, length: payload.length };
   }
 

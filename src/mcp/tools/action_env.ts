@@ -12,5 +12,6 @@ export function actionEnv(
     store: app.store,
     detail: args.detail ?? "concise",
     inlineImage: args.inline_images ?? inlineByDefault,
+    persist: (row) => app.recorder.send({ type: "interaction", row }),
   };
 }

@@ -4,11 +4,16 @@ import { listManagedProfiles } from "../../store/profiles.ts";
 import { defineTool } from "../define_tool.ts";
 import type { AppContext } from "../context.ts";
 import { output } from "../response.ts";
+import type { CaptureStatus } from "../../capture/recorder.ts";
 import { detail, everyNthFrame } from "../schemas.ts";
 
 type Detail = "concise" | "expanded" | "full";
 
-export function sessionStatus(s: BrowserSession, level: Detail): Record<string, unknown> {
+export function sessionStatus(
+  s: BrowserSession,
+  level: Detail,
+  capture?: CaptureStatus,
+): Record<string, unknown> {
   const pages = [...s.pages.values()];
   const dialogPages = pages.filter((p) => p.dialog).map((p) => ({ page_id: p.id, dialog: p.dialog?.type }));
   const base: Record<string, unknown> = {
@@ -23,7 +28,9 @@ export function sessionStatus(s: BrowserSession, level: Detail): Record<string, 
     selected_page_id: s.selectedPageId,
     page_count: pages.length,
     pages_with_open_dialog: dialogPages,
-    capture: { configured: { every_nth_frame: s.config.every_nth_frame, focus: s.config.focus } },
+    capture: capture
+      ? (level === "concise" ? conciseCapture(capture) : capture)
+      : { configured: { every_nth_frame: s.config.every_nth_frame, focus: s.config.focus } },
   };
   if (level === "concise") return base;
   return {
@@ -32,6 +39,23 @@ export function sessionStatus(s: BrowserSession, level: Detail): Record<string, 
     session_time_ms: s.now(),
     pages: pages.map((p) => p.describe(p.id === s.selectedPageId)),
   };
+}
+
+function conciseCapture(c: CaptureStatus): Record<string, unknown> {
+  return {
+    configured: c.configured,
+    observed: c.observed,
+    frames_received: c.frames_received,
+    frames_stored: c.frames_stored,
+    frames_dropped: c.frames_dropped,
+    gaps: c.gaps,
+    bytes_stored: c.bytes_stored,
+    ...(c.persistence_failure ? { persistence_failure: c.persistence_failure } : {}),
+  };
+}
+
+function statusOf(app: AppContext, s: BrowserSession, level: Detail): Record<string, unknown> {
+  return sessionStatus(s, level, app.recorder.captures.get(s.id)?.status());
 }
 
 function statusText(st: Record<string, unknown>): string {
@@ -78,7 +102,8 @@ export const browserTools = [
         every_nth_frame: args.every_nth_frame ?? 1,
         focus: args.focus ?? "foreground",
       });
-      const st = sessionStatus(s, args.detail ?? "concise");
+      app.recorder.attach(s);
+      const st = statusOf(app, s, args.detail ?? "concise");
       return output(`Started. ${statusText(st)}`, st);
     },
   }),
@@ -108,7 +133,7 @@ export const browserTools = [
     annotations: { readOnlyHint: true },
     handler: (args, app) => {
       const s = app.browsers.current;
-      const st = s ? sessionStatus(s, args.detail ?? "concise") : { running: false };
+      const st = s ? statusOf(app, s, args.detail ?? "concise") : { running: false };
       return Promise.resolve(output(statusText(st), { ...st, server: capabilitiesOf(app) }));
     },
   }),
@@ -119,13 +144,24 @@ export const browserTools = [
     input: z.strictObject({}),
     annotations: { idempotentHint: true },
     handler: async (_args, app) => {
-      const r = await app.browsers.stop();
+      // Stop capture first: every accepted frame and row is flushed before the browser goes.
+      const current = app.browsers.current;
+      const capture = current ? app.recorder.captures.get(current.id) : undefined;
+      const flushed = capture ? await capture.stop() : undefined;
+      const captureStatus = capture?.status();
+      const r = { ...(await app.browsers.stop()), ...(flushed ? { flushed, capture: captureStatus } : {}) };
       const text = !r.stopped
         ? "No browser session was active; nothing to stop."
         : r.mode === "attached"
         ? "Detached; the browser keeps running."
         : "Browser closed.";
-      return output(text, r);
+      const flushedText = flushed
+        ? ` Flushed ${flushed.frames} frames (${flushed.bytes} bytes) to the index before stopping.` +
+          (captureStatus?.persistence_failure
+            ? ` Persistence failed (${captureStatus.persistence_failure.operation}, ${captureStatus.persistence_failure.recoverability}): ${captureStatus.persistence_failure.recovery}`
+            : "")
+        : "";
+      return output(text + flushedText, r);
     },
   }),
   defineTool({

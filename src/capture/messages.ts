@@ -1,0 +1,96 @@
+import type { IndexClassification } from "../store/index_db.ts";
+import type { PersistenceCause } from "../store/segments.ts";
+
+/** Faults the tests can inject into a real server process (KROMETRAIL_TEST_FAULTS, JSON). */
+export interface FaultPlan {
+  /** Ingestion queue capacity in frames; 0 forces every handoff to fail. */
+  queue_capacity?: number;
+  /** Screencast acknowledgement deadline in ms. */
+  ack_deadline_ms?: number;
+  /** Make the Nth segment operation of this kind fail (1-based). */
+  segment_fault?: { operation: "write" | "dir_sync"; after: number };
+}
+
+export interface SessionRow {
+  id: string;
+  ordinal: number;
+  mode: string;
+  profile: string;
+  browser: string;
+  protocol: string;
+  started_at: string;
+  every_nth_frame: number;
+  focus: string;
+  capabilities: string;
+}
+
+export interface FrameMessage {
+  type: "frame";
+  session_id: string;
+  page_id: string;
+  ordinal: number;
+  recv_ns: number;
+  chrome_ts: number | null;
+  /** Base64 JPEG as CDP delivered it; decoded in the worker, off the acknowledging thread. */
+  data: string;
+  viewport_width: number;
+  viewport_height: number;
+  device_scale: number;
+}
+
+export interface GapRow {
+  session_id: string;
+  page_id: string;
+  kind: "queue_full" | "persistence" | "ack_deadline" | "visibility" | "decode" | "stream_error";
+  start_ns: number;
+  end_ns?: number | null;
+  ordinal?: number | null;
+  cause?: string | null;
+}
+
+export type RowMessage =
+  | { type: "session"; row: SessionRow }
+  | { type: "session_end"; id: string; ended_at: string; end_reason: string; stats: string }
+  | { type: "target"; row: Record<string, string | number | null> }
+  | { type: "target_closed"; session_id: string; page_id: string; closed_ns: number }
+  | { type: "gap"; row: GapRow }
+  | { type: "gap_end"; session_id: string; page_id: string; kind: GapRow["kind"]; end_ns: number }
+  | { type: "interaction"; row: Record<string, string | number | null> }
+  | { type: "event"; row: Record<string, string | number | null> };
+
+export type ToWorker =
+  | { type: "open"; root: string; faults: FaultPlan }
+  | FrameMessage
+  | RowMessage
+  | { type: "flush"; id: number; seal_session?: string; end_ns?: number }
+  | { type: "delete_session"; id: number; session_id: string }
+  | { type: "close"; id: number };
+
+export interface FlushStats {
+  frames_stored: number;
+  bytes_stored: number;
+  rows_committed: number;
+}
+
+export type FromWorker =
+  | { type: "ready"; found: IndexClassification }
+  | { type: "ingested"; count: number }
+  | {
+    type: "frame_rejected";
+    session_id: string;
+    page_id: string;
+    ordinal: number;
+    recv_ns: number;
+    cause: PersistenceCause;
+  }
+  | { type: "flushed"; id: number; stats: FlushStats; sessions: Record<string, SessionStorage> }
+  | { type: "deleted"; id: number; frames: number; segments: number; events: number }
+  | { type: "closed"; id: number }
+  | { type: "failure"; stage: string; message: string };
+
+/** What the worker has durably accepted for one session. */
+export interface SessionStorage {
+  frames: number;
+  bytes: number;
+  persistence_failure?: PersistenceCause;
+}

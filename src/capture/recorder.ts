@@ -1,0 +1,342 @@
+import type { DatabaseSync } from "node:sqlite";
+import type { BrowserSession } from "../browser/session.ts";
+import type { PageTarget } from "../browser/targets.ts";
+import { openIndexReader } from "../store/index_db.ts";
+import { logger } from "../log.ts";
+import type { PersistenceCause } from "../store/segments.ts";
+import type {
+  FaultPlan,
+  FlushStats,
+  FrameMessage,
+  FromWorker,
+  GapRow,
+  RowMessage,
+  SessionStorage,
+  ToWorker,
+} from "./messages.ts";
+import { ScreencastStream, type StreamHost, type StreamStats } from "./screencast.ts";
+
+const log = logger("capture");
+
+/** Frames handed to the worker but not yet appended; beyond this, frames are dropped as gaps. */
+export const DEFAULT_QUEUE_CAPACITY = 120;
+export const DEFAULT_ACK_DEADLINE_MS = 1_000;
+const ACK_SAMPLES = 4_096;
+
+export interface CaptureStatus {
+  configured: { every_nth_frame: number; focus: string };
+  observed: { frames_received: number; seconds: number; fps: number };
+  frames_received: number;
+  frames_handed_off: number;
+  frames_stored: number;
+  frames_dropped: number;
+  frames_rejected: number;
+  gaps: number;
+  bytes_stored: number;
+  ack_latency_ms: { p50: number; p99: number; max: number; samples: number };
+  streams: Array<{ page_id: string } & StreamStats>;
+  persistence_failure?: PersistenceCause & { recovery: string };
+}
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return 0;
+  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
+}
+
+/** Capture state of one browser session: its streams, counters and the rows it sends. */
+export class SessionCapture implements StreamHost {
+  readonly sessionId: string;
+  readonly everyNthFrame: number;
+  readonly ackDeadlineMs: number;
+  readonly streams = new Map<string, ScreencastStream>();
+  readonly ackSamples: number[] = [];
+  gaps = 0;
+  rejected = 0;
+  storage: SessionStorage = { frames: 0, bytes: 0 };
+  stopped = false;
+  #unsubscribe: Array<() => void> = [];
+
+  constructor(readonly session: BrowserSession, private readonly recorder: Recorder) {
+    this.sessionId = session.id;
+    this.everyNthFrame = session.config.every_nth_frame;
+    this.ackDeadlineMs = recorder.faults.ack_deadline_ms ?? DEFAULT_ACK_DEADLINE_MS;
+  }
+
+  nowNs(): number {
+    return Math.round(this.session.now() * 1e6);
+  }
+
+  handoff(frame: FrameMessage): boolean {
+    return this.recorder.handoff(frame);
+  }
+
+  gap(row: GapRow): void {
+    this.gaps++;
+    this.recorder.send({ type: "gap", row });
+  }
+
+  gapEnd(pageId: string, kind: GapRow["kind"], endNs: number): void {
+    this.recorder.send({ type: "gap_end", session_id: this.sessionId, page_id: pageId, kind, end_ns: endNs });
+  }
+
+  ackLatency(ms: number): void {
+    this.ackSamples.push(ms);
+    if (this.ackSamples.length > ACK_SAMPLES) this.ackSamples.shift();
+  }
+
+  start(): void {
+    const s = this.session;
+    this.recorder.send({
+      type: "session",
+      row: {
+        id: s.id,
+        ordinal: s.ordinal,
+        mode: s.mode,
+        profile: JSON.stringify(s.profile),
+        browser: s.browserVersion,
+        protocol: s.protocolVersion,
+        started_at: s.startedAt.toISOString(),
+        every_nth_frame: s.config.every_nth_frame,
+        focus: s.config.focus,
+        capabilities: JSON.stringify(this.recorder.capabilities),
+      },
+    });
+    this.#unsubscribe.push(
+      s.onPageEvent("Page.screencastFrame", (page, params) => this.streams.get(page.id)?.onFrame(params)),
+      s.onPageEvent(
+        "Page.screencastVisibilityChanged",
+        (page, params) => this.streams.get(page.id)?.onVisibility(params.visible),
+      ),
+      s.onPageAdded((page) => this.#startStream(page)),
+      s.onPageRemoved((page) => this.#endStream(page)),
+    );
+    for (const page of s.pages.values()) this.#startStream(page);
+    s.onEnded(() => {
+      this.stop().catch(() => {});
+    });
+  }
+
+  #startStream(page: PageTarget): void {
+    if (this.stopped || this.streams.has(page.id)) return;
+    const stream = new ScreencastStream(page, this);
+    this.streams.set(page.id, stream);
+    this.recorder.send({
+      type: "target",
+      row: {
+        session_id: this.sessionId,
+        page_id: page.id,
+        target_id: page.targetId,
+        opener_page_id: page.openerPageId ?? null,
+        created_ns: this.nowNs(),
+      },
+    });
+    stream.start().catch((err) => {
+      this.gap({
+        session_id: this.sessionId,
+        page_id: page.id,
+        kind: "stream_error",
+        start_ns: this.nowNs(),
+        end_ns: null,
+        cause: `screencast did not start: ${String(err).slice(0, 120)}`,
+      });
+    });
+  }
+
+  #endStream(page: PageTarget): void {
+    const stream = this.streams.get(page.id);
+    if (!stream) return;
+    stream.stop().catch(() => {});
+    this.recorder.send({
+      type: "target_closed",
+      session_id: this.sessionId,
+      page_id: page.id,
+      closed_ns: this.nowNs(),
+    });
+  }
+
+  /** Stops every stream and flushes all accepted frames and rows; returns the flushed counts. */
+  async stop(): Promise<SessionStorage & FlushStats> {
+    if (!this.stopped) {
+      this.stopped = true;
+      for (const off of this.#unsubscribe) off();
+      await Promise.all([...this.streams.values()].map((s) => s.stop()));
+    }
+    const flushed = await this.recorder.flush(this.sessionId, this.nowNs());
+    this.recorder.send({
+      type: "session_end",
+      id: this.sessionId,
+      ended_at: (this.session.endedAt ?? new Date()).toISOString(),
+      end_reason: this.session.endReason ?? "stopped",
+      stats: JSON.stringify(this.status()),
+    });
+    await this.recorder.flush();
+    return { ...this.storage, ...flushed.stats };
+  }
+
+  status(): CaptureStatus {
+    const streams = [...this.streams.entries()].map(([page_id, s]) => ({ page_id, ...s.stats }));
+    const received = streams.reduce((a, s) => a + s.received, 0);
+    const sorted = [...this.ackSamples].sort((a, b) => a - b);
+    const seconds = Math.max(0.001, this.session.now() / 1000);
+    const failure = this.storage.persistence_failure;
+    return {
+      configured: { every_nth_frame: this.everyNthFrame, focus: this.session.config.focus },
+      observed: {
+        frames_received: received,
+        seconds: Math.round(seconds * 10) / 10,
+        fps: Math.round((received / seconds) * 10) / 10,
+      },
+      frames_received: received,
+      frames_handed_off: streams.reduce((a, s) => a + s.handed_off, 0),
+      frames_stored: this.storage.frames,
+      frames_dropped: streams.reduce((a, s) => a + s.dropped_queue, 0),
+      frames_rejected: this.rejected,
+      gaps: this.gaps,
+      bytes_stored: this.storage.bytes,
+      ack_latency_ms: {
+        p50: Math.round(percentile(sorted, 0.5) * 100) / 100,
+        p99: Math.round(percentile(sorted, 0.99) * 100) / 100,
+        max: Math.round((sorted[sorted.length - 1] ?? 0) * 100) / 100,
+        samples: sorted.length,
+      },
+      streams,
+      ...(failure
+        ? {
+          persistence_failure: {
+            ...failure,
+            recovery: failure.recoverability === "writer_usable"
+              ? "Start a new browser session (stop_browser, then start_browser); recording continues there."
+              : "Restart the krometrail MCP process; this process can no longer write evidence.",
+          },
+        }
+        : {}),
+    };
+  }
+}
+
+/**
+ * Owns the ingest worker (the only index writer), the bounded handoff queue and a read-only index
+ * connection for queries. One per process.
+ */
+export class Recorder {
+  #worker: Worker;
+  #inFlight = 0;
+  #nextId = 0;
+  #waiters = new Map<number, (m: FromWorker) => void>();
+  #reader?: DatabaseSync;
+  readonly captures = new Map<string, SessionCapture>();
+  readonly capacity: number;
+  capabilities: Record<string, boolean> = {};
+
+  private constructor(readonly root: string, readonly faults: FaultPlan) {
+    this.capacity = faults.queue_capacity ?? DEFAULT_QUEUE_CAPACITY;
+    this.#worker = new Worker(new URL("./ingest_worker.ts", import.meta.url).href, { type: "module" });
+    this.#worker.onmessage = (e: MessageEvent<FromWorker>) => this.#onMessage(e.data);
+    this.#worker.onerror = (e) => {
+      e.preventDefault();
+      log.error("ingest worker error: {message}", { message: e.message });
+    };
+  }
+
+  static async open(root: string, faults: FaultPlan = {}): Promise<Recorder> {
+    const r = new Recorder(root, faults);
+    await new Promise<void>((resolve) => {
+      r.#waiters.set(-1, () => resolve());
+      r.#worker.postMessage({ type: "open", root, faults } satisfies ToWorker);
+    });
+    return r;
+  }
+
+  #onMessage(m: FromWorker): void {
+    switch (m.type) {
+      case "ready":
+        this.#waiters.get(-1)?.(m);
+        this.#waiters.delete(-1);
+        return;
+      case "ingested":
+        this.#inFlight = Math.max(0, this.#inFlight - m.count);
+        return;
+      case "frame_rejected": {
+        const capture = this.captures.get(m.session_id);
+        if (capture) {
+          capture.rejected++;
+          capture.storage.persistence_failure ??= m.cause;
+          capture.gap({
+            session_id: m.session_id,
+            page_id: m.page_id,
+            kind: "persistence",
+            start_ns: m.recv_ns,
+            end_ns: m.recv_ns,
+            ordinal: m.ordinal,
+            cause: `${m.cause.operation} failed (${m.cause.category}); ${m.cause.recoverability}`,
+          });
+        }
+        return;
+      }
+      case "flushed":
+        for (const [id, storage] of Object.entries(m.sessions)) {
+          const capture = this.captures.get(id);
+          if (capture) capture.storage = storage;
+        }
+        this.#waiters.get(m.id)?.(m);
+        this.#waiters.delete(m.id);
+        return;
+      case "deleted":
+      case "closed":
+        this.#waiters.get(m.id)?.(m);
+        this.#waiters.delete(m.id);
+        return;
+      case "failure":
+        log.error("ingest failure at {stage}: {message}", { stage: m.stage, message: m.message });
+        return;
+    }
+  }
+
+  #request<T extends FromWorker>(build: (id: number) => ToWorker): Promise<T> {
+    const id = ++this.#nextId;
+    return new Promise((resolve) => {
+      this.#waiters.set(id, (m) => resolve(m as T));
+      this.#worker.postMessage(build(id));
+    });
+  }
+
+  /** Bounded handoff: false when the queue is full (the caller records the gap). */
+  handoff(frame: FrameMessage): boolean {
+    if (this.#inFlight >= this.capacity) return false;
+    this.#inFlight++;
+    this.#worker.postMessage(frame);
+    return true;
+  }
+
+  send(message: RowMessage): void {
+    this.#worker.postMessage(message);
+  }
+
+  attach(session: BrowserSession): SessionCapture {
+    const capture = new SessionCapture(session, this);
+    this.captures.set(session.id, capture);
+    capture.start();
+    return capture;
+  }
+
+  async flush(sealSession?: string, endNs?: number): Promise<Extract<FromWorker, { type: "flushed" }>> {
+    return await this.#request((id) => ({ type: "flush", id, seal_session: sealSession, end_ns: endNs }));
+  }
+
+  /** The read-only index connection (opened lazily; WAL readers see committed rows). */
+  reader(): DatabaseSync {
+    this.#reader ??= openIndexReader(this.root);
+    return this.#reader;
+  }
+
+  async deleteSession(sessionId: string): Promise<Extract<FromWorker, { type: "deleted" }>> {
+    this.captures.delete(sessionId);
+    return await this.#request((id) => ({ type: "delete_session", id, session_id: sessionId }));
+  }
+
+  async close(): Promise<void> {
+    await this.#request((id) => ({ type: "close", id }));
+    this.#reader?.close();
+    this.#worker.terminate();
+  }
+}

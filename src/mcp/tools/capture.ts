@@ -1,0 +1,200 @@
+import { z } from "zod";
+import { frameBytes, getFrames, knownSession, listFrames, listGaps } from "../../capture/frames.ts";
+import { limitExceeded, ToolError } from "../../errors.ts";
+import { encodeBase64 } from "../base64.ts";
+import type { AppContext } from "../context.ts";
+import { defineTool } from "../define_tool.ts";
+import { output } from "../response.ts";
+import { inlineImages, pageId } from "../schemas.ts";
+
+export const FETCH_FRAME_LIMIT = 8;
+const LIST_DEFAULT = 50;
+const LIST_LIMIT = 200;
+/** Context shown around an interaction when frames are listed by interaction id. */
+const INTERACTION_CONTEXT_NS = 250e6;
+
+const sessionId = z.string().max(64).describe("Default: current or latest session");
+
+/** The session a query is about: explicit, else the live one, else the latest recorded. */
+async function resolveSession(app: AppContext, requested?: string): Promise<string> {
+  await app.recorder.flush();
+  const db = app.recorder.reader();
+  const id = requested ?? app.browsers.current?.id ??
+    (db.prepare("SELECT id FROM sessions ORDER BY started_at DESC LIMIT 1").get() as
+      | { id: string }
+      | undefined)?.id;
+  if (!id || !knownSession(db, id)) {
+    throw new ToolError({
+      code: "session_not_found",
+      message: requested
+        ? `No recorded session ${JSON.stringify(requested.slice(0, 64))} in this server process.`
+        : "Nothing has been recorded in this server process yet.",
+      retry: "never",
+      recovery:
+        "Evidence belongs to the process that recorded it; after a restart older sessions are gone. Use browser_status for the current session id, or start_browser to record.",
+      affected: requested ? { session_id: requested.slice(0, 64) } : undefined,
+    });
+  }
+  return id;
+}
+
+function interactionWindow(app: AppContext, session: string, interactionId: string): [number, number] {
+  const row = app.recorder.reader().prepare(
+    "SELECT started_ns, observed_ns, completed_ns FROM interactions WHERE session_id = ? AND id = ?",
+  ).get(session, interactionId) as {
+    started_ns: number;
+    observed_ns: number | null;
+    completed_ns: number | null;
+  } | undefined;
+  if (!row) {
+    throw new ToolError({
+      code: "interaction_not_found",
+      message: `No interaction ${JSON.stringify(interactionId.slice(0, 64))} in session ${session}.`,
+      retry: "never",
+      recovery: "Use an interaction_id returned by an action of this session.",
+      affected: { session_id: session, interaction_id: interactionId.slice(0, 64) },
+    });
+  }
+  const end = row.observed_ns ?? row.completed_ns ?? row.started_ns;
+  return [row.started_ns - INTERACTION_CONTEXT_NS, end + INTERACTION_CONTEXT_NS];
+}
+
+export const captureTools = [
+  defineTool({
+    name: "list_source_frames",
+    capability: "temporal-vision",
+    description:
+      "Recorded frames in time order (by range or interaction), paginated with offset/next_offset.",
+    input: z.strictObject({
+      session_id: sessionId.optional(),
+      page_id: pageId.optional(),
+      range: z.strictObject({
+        start_ms: z.number().min(0).max(1e9).optional(),
+        end_ms: z.number().min(0).max(1e9).optional(),
+      }).optional(),
+      interaction_id: z.string().max(64).optional(),
+      offset: z.number().int().min(0).max(1e9).optional(),
+      max_frames: z.number().int().min(1).max(LIST_LIMIT).optional(),
+    }),
+    annotations: { readOnlyHint: true },
+    handler: async (args, app) => {
+      const session = await resolveSession(app, args.session_id);
+      let [startNs, endNs] = [args.range?.start_ms, args.range?.end_ms].map((
+        v,
+      ) => (v === undefined ? undefined : v * 1e6));
+      if (args.interaction_id) [startNs, endNs] = interactionWindow(app, session, args.interaction_id);
+      const offset = args.offset ?? 0;
+      const limit = args.max_frames ?? LIST_DEFAULT;
+      const db = app.recorder.reader();
+      const { frames, total } = listFrames(db, {
+        sessionId: session,
+        pageId: args.page_id,
+        startNs,
+        endNs,
+        offset,
+        limit,
+      });
+      const gaps = listGaps(db, session).filter((g) =>
+        (startNs === undefined || (g.end_ns ?? Infinity) >= startNs) &&
+        (endNs === undefined || g.start_ns <= endNs)
+      );
+      const omitted = Math.max(0, total - offset - frames.length);
+      const next = omitted > 0 ? offset + frames.length : undefined;
+      const lines = [
+        `${frames.length} of ${total} frames in session ${session}${
+          args.page_id ? ` page ${args.page_id}` : ""
+        }` +
+        (next !== undefined ? ` (next_offset ${next}, ${omitted} more)` : ""),
+        ...frames.map((f) =>
+          `#${f.frame_id} ${f.page_id} ord ${f.ordinal} t=${
+            f.session_time_ms.toFixed(1)
+          }ms ${f.width}x${f.height}` +
+          (f.changed_proportion !== null ? ` changed ${(f.changed_proportion * 100).toFixed(1)}%` : "")
+        ),
+        ...(gaps.length > 0
+          ? [`gaps: ${gaps.map((g) => `${g.kind}@${(g.start_ns / 1e6).toFixed(1)}ms`).join(", ")}`]
+          : []),
+      ];
+      return output(lines.join("\n"), {
+        session_id: session,
+        frames,
+        total_frame_count: total,
+        omitted_frame_count: omitted,
+        ...(next !== undefined ? { next_offset: next } : {}),
+        gaps,
+      });
+    },
+  }),
+  defineTool({
+    name: "fetch_source_frames",
+    capability: "temporal-vision",
+    description:
+      `Fetch up to ${FETCH_FRAME_LIMIT} recorded frames by frame id; the first is inlined unless inline_images is false.`,
+    input: z.strictObject({
+      frame_ids: z.array(z.number().int().min(1)).min(1).max(1_000),
+      session_id: sessionId.optional(),
+      inline_images: inlineImages.optional(),
+    }),
+    annotations: { readOnlyHint: true },
+    handler: async (args, app) => {
+      if (args.frame_ids.length > FETCH_FRAME_LIMIT) {
+        throw limitExceeded(
+          "frame_ids count",
+          args.frame_ids.length,
+          FETCH_FRAME_LIMIT,
+          `Fetch at most ${FETCH_FRAME_LIMIT} frames per call; use list_source_frames to choose them.`,
+        );
+      }
+      const session = await resolveSession(app, args.session_id);
+      const db = app.recorder.reader();
+      const frames = getFrames(db, session, args.frame_ids);
+      const missing = args.frame_ids.filter((id) => !frames.some((f) => f.frame_id === id));
+      if (missing.length > 0) {
+        throw new ToolError({
+          code: "frame_not_found",
+          message: `Frames ${missing.slice(0, 8).join(", ")} are not in session ${session}.`,
+          retry: "never",
+          recovery: "Take frame ids from list_source_frames of the same session.",
+          affected: { session_id: session },
+        });
+      }
+      const inline = args.inline_images ?? true;
+      const first = inline ? frameBytes(db, session, frames[0].frame_id) : undefined;
+      return output(
+        frames.map((f) => `#${f.frame_id} ${f.page_id} t=${f.session_time_ms.toFixed(1)}ms ${f.uri}`).join(
+          "\n",
+        ),
+        { session_id: session, frames },
+        first ? [{ data: encodeBase64(first), mimeType: "image/jpeg" }] : undefined,
+      );
+    },
+  }),
+  defineTool({
+    name: "delete_session",
+    capability: "temporal-vision",
+    description: "Delete a stopped session's frames, events, interactions and index rows.",
+    input: z.strictObject({ session_id: z.string().max(64) }),
+    annotations: { destructiveHint: true },
+    handler: async (args, app) => {
+      const session = await resolveSession(app, args.session_id);
+      const live = app.browsers.current;
+      if (live && live.id === session && !live.ended) {
+        throw new ToolError({
+          code: "session_active",
+          message: `Session ${session} is still recording.`,
+          retry: "after_recovery",
+          recovery: "Call stop_browser first, then delete_session.",
+          affected: { session_id: session },
+        });
+      }
+      const removed = await app.recorder.deleteSession(session);
+      return output(
+        `Deleted session ${session}: ${removed.frames} frames, ${removed.segments} segments, ${removed.events} events.`,
+        {
+          session_id: session,
+          deleted: { frames: removed.frames, segments: removed.segments, events: removed.events },
+        },
+      );
+    },
+  }),
+];
