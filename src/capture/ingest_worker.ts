@@ -6,7 +6,13 @@
 import { join } from "node:path";
 import type { DatabaseSync } from "node:sqlite";
 import { insertRow, openIndex } from "../store/index_db.ts";
-import { PersistenceError, realIo, type SegmentIo, SegmentWriter } from "../store/segments.ts";
+import {
+  type PersistenceCause,
+  PersistenceError,
+  realIo,
+  type SegmentIo,
+  SegmentWriter,
+} from "../store/segments.ts";
 import { type LumaImage, measureFrame } from "../vision/kernels.ts";
 import type {
   FaultPlan,
@@ -31,6 +37,8 @@ let batchTimer: ReturnType<typeof setTimeout> | undefined;
 let released = 0;
 let rowsCommitted = 0;
 let opCounts: Record<string, number> = {};
+/** Once a write's outcome on disk is ambiguous, this process writes no more evidence anywhere. */
+let storeTerminal: PersistenceCause | undefined;
 
 function post(message: FromWorker): void {
   self.postMessage(message);
@@ -118,9 +126,11 @@ function ingest(m: FrameMessage): void {
   }
   let placed;
   try {
+    if (storeTerminal) throw new PersistenceError(storeTerminal);
     placed = writerFor(m.session_id, m.page_id).append(m.ordinal, m.recv_ns, bytes);
   } catch (err) {
     if (err instanceof PersistenceError) {
+      if (err.persistence.recoverability === "writer_terminal") storeTerminal ??= err.persistence;
       const s = storage.get(m.session_id) ?? { frames: 0, bytes: 0 };
       s.persistence_failure ??= err.persistence;
       storage.set(m.session_id, s);

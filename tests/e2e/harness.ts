@@ -98,10 +98,10 @@ export const e2e = { sanitizeOps: false, sanitizeResources: false };
  */
 export async function withServer(
   body: (server: ServerHandle, site: StaticServer) => Promise<void>,
-  opts: { browser?: Record<string, unknown>; protocol?: Protocol } = {},
+  opts: { browser?: Record<string, unknown>; protocol?: Protocol; env?: Record<string, string> } = {},
 ): Promise<void> {
   const site = fixtures();
-  const server = await startServer({ protocol: opts.protocol });
+  const server = await startServer({ protocol: opts.protocol, env: opts.env });
   try {
     if (opts.browser) {
       const started = await server.call("start_browser", { temporary: true, ...opts.browser });

@@ -54,8 +54,11 @@ function conciseCapture(c: CaptureStatus): Record<string, unknown> {
   };
 }
 
-function statusOf(app: AppContext, s: BrowserSession, level: Detail): Record<string, unknown> {
-  return sessionStatus(s, level, app.recorder.captures.get(s.id)?.status());
+/** Status with stored counts made current: the worker reports what it holds on a flush. */
+async function statusOf(app: AppContext, s: BrowserSession, level: Detail): Promise<Record<string, unknown>> {
+  const capture = app.recorder.captures.get(s.id);
+  if (capture) await app.recorder.flush();
+  return sessionStatus(s, level, capture?.status());
 }
 
 function statusText(st: Record<string, unknown>): string {
@@ -103,7 +106,7 @@ export const browserTools = [
         focus: args.focus ?? "foreground",
       });
       app.recorder.attach(s);
-      const st = statusOf(app, s, args.detail ?? "concise");
+      const st = await statusOf(app, s, args.detail ?? "concise");
       return output(`Started. ${statusText(st)}`, st);
     },
   }),
@@ -131,10 +134,10 @@ export const browserTools = [
     description: "Browser, profile, pages, open dialogs and capture configuration.",
     input: z.strictObject({ detail: detail.optional() }),
     annotations: { readOnlyHint: true },
-    handler: (args, app) => {
+    handler: async (args, app) => {
       const s = app.browsers.current;
-      const st = s ? statusOf(app, s, args.detail ?? "concise") : { running: false };
-      return Promise.resolve(output(statusText(st), { ...st, server: capabilitiesOf(app) }));
+      const st = s ? await statusOf(app, s, args.detail ?? "concise") : { running: false };
+      return output(statusText(st), { ...st, server: capabilitiesOf(app) });
     },
   }),
   defineTool({

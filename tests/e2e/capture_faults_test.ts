@@ -1,0 +1,99 @@
+import { assert, assertEquals, assertMatch } from "../assert.ts";
+import { e2e, structured, textOf, withServer } from "./harness.ts";
+
+interface Capture {
+  frames_received: number;
+  frames_dropped: number;
+  frames_stored: number;
+  gaps: number;
+  streams: Array<{ page_id: string; terminal?: string }>;
+  persistence_failure?: { operation: string; recoverability: string; recovery: string };
+}
+
+const faults = (plan: unknown) => ({ KROMETRAIL_TEST_FAULTS: JSON.stringify(plan) });
+const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function capture(server: Parameters<Parameters<typeof withServer>[0]>[0]): Promise<Capture> {
+  return structured(await server.call("browser_status", { detail: "expanded" })).capture as Capture;
+}
+
+Deno.test({
+  name: "faults: a full ingestion queue records a gap while capture and control continue",
+  ...e2e,
+  fn: () =>
+    withServer(async (server, site) => {
+      await server.call("navigate_page", { url: `${site.origin}/flash.html` });
+      await wait(1_500);
+      const first = await capture(server);
+      await wait(1_500);
+      const later = await capture(server);
+      assert(later.frames_received > first.frames_received, "frames keep arriving and being acknowledged");
+      assert(later.frames_dropped > 0 && later.frames_stored === 0, JSON.stringify(later));
+      assertEquals(later.streams[0].terminal, undefined, "a full queue never ends the stream");
+      const listed = structured(await server.call("list_source_frames", {}));
+      const gaps = listed.gaps as Array<{ kind: string }>;
+      assert(gaps.length >= 1 && gaps.every((g) => g.kind === "queue_full"), JSON.stringify(gaps));
+      assertEquals(structured(await server.call("evaluate_page", { expression: "1 + 1" })).value, 2);
+    }, { browser: {}, env: faults({ queue_capacity: 0 }) }),
+});
+
+Deno.test({
+  name: "faults: a segment write failure is writer-terminal and says to restart the process",
+  ...e2e,
+  fn: () =>
+    withServer(async (server, site) => {
+      await server.call("navigate_page", { url: `${site.origin}/flash.html` });
+      await wait(2_000);
+      const status = await capture(server);
+      assertEquals(status.persistence_failure?.operation, "write");
+      assertEquals(status.persistence_failure?.recoverability, "writer_terminal");
+      assertMatch(status.persistence_failure?.recovery ?? "", /Restart the krometrail MCP process/);
+      assert(status.frames_stored >= 1, "frames before the failure were stored");
+      const gaps = structured(await server.call("list_source_frames", {})).gaps as Array<{ kind: string }>;
+      assert(gaps.some((g) => g.kind === "persistence"), JSON.stringify(gaps));
+      // Control is independent of retained capture.
+      assertEquals(structured(await server.call("click", { x: 5, y: 5 })).status, "ok");
+      const stopped = await server.call("stop_browser");
+      assertMatch(textOf(stopped), /writer_terminal/);
+    }, { browser: {}, env: faults({ segment_fault: { operation: "write", after: 5 } }) }),
+});
+
+Deno.test({
+  name: "faults: a directory-sync failure after sealing is writer-usable and says to start a new session",
+  ...e2e,
+  fn: () =>
+    withServer(async (server, site) => {
+      await server.call("navigate_page", { url: `${site.origin}/flash.html` });
+      await wait(1_500);
+      // Stopping seals the open segment: the rename lands, the directory sync fails.
+      const stopped = structured(await server.call("stop_browser"));
+      const failure = (stopped.capture as Capture).persistence_failure;
+      assertEquals([failure?.operation, failure?.recoverability], ["dir_sync", "writer_usable"]);
+      assertMatch(failure?.recovery ?? "", /new browser session/);
+      const flushed = stopped.flushed as { frames: number };
+      const listed = structured(await server.call("list_source_frames", { max_frames: 1 }));
+      assertEquals(listed.total_frame_count, flushed.frames, "sealed frames stay authoritative and listed");
+    }, { browser: {}, env: faults({ segment_fault: { operation: "dir_sync", after: 1 } }) }),
+});
+
+Deno.test({
+  name: "faults: a missed acknowledgement deadline ends the stream with exactly one gap; control still works",
+  ...e2e,
+  fn: () =>
+    withServer(async (server, site) => {
+      await server.call("navigate_page", { url: `${site.origin}/flash.html` });
+      await wait(2_500);
+      const status = await capture(server);
+      assertEquals(status.streams.find((s) => s.page_id === "p1")?.terminal, "ack_deadline_exceeded");
+      const gaps = structured(await server.call("list_source_frames", {})).gaps as Array<{ kind: string }>;
+      assertEquals(gaps.filter((g) => g.kind === "ack_deadline").length, 1, JSON.stringify(gaps));
+      const received = status.frames_received;
+      await wait(1_000);
+      assertEquals(
+        (await capture(server)).frames_received,
+        received,
+        "a terminal stream takes no more frames",
+      );
+      assertEquals(structured(await server.call("click", { selector: "body" })).status, "ok");
+    }, { browser: {}, env: faults({ ack_deadline_ms: 0 }) }),
+});
