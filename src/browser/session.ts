@@ -56,6 +56,8 @@ export class BrowserSession {
   endedAt?: Date;
   endReason?: string;
   selectedPageId?: string;
+  /** The interaction being dispatched or observed, so events can be attributed to it. */
+  activeInteractionId?: string;
   readonly pages = new Map<string, PageTarget>();
   #bySession = new Map<string, PageTarget>();
   #byTarget = new Map<string, PageTarget>();

@@ -1,5 +1,6 @@
 import type { DatabaseSync } from "node:sqlite";
 import type { BrowserSession } from "../browser/session.ts";
+import { recordBrowserEvents } from "../browser/events.ts";
 import type { PageTarget } from "../browser/targets.ts";
 import { openIndexReader } from "../store/index_db.ts";
 import { logger } from "../log.ts";
@@ -109,6 +110,8 @@ export class SessionCapture implements StreamHost {
       ),
       s.onPageAdded((page) => this.#startStream(page)),
       s.onPageRemoved((page) => this.#endStream(page)),
+      // Event recording runs whether or not the event tools are exposed.
+      recordBrowserEvents(s, (row) => this.recorder.send({ type: "event", row })),
     );
     for (const page of s.pages.values()) this.#startStream(page);
     s.onEnded(() => {

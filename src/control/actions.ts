@@ -10,7 +10,7 @@ import {
 import { asToolError, ToolError } from "../errors.ts";
 import type { Detail } from "../snapshot/present.ts";
 import type { InstanceStore } from "../store/instance.ts";
-import { beginAction, type Observation, observe } from "./observation.ts";
+import { type ActionContext, beginAction, type Observation, observe } from "./observation.ts";
 import {
   describeElementSource,
   pageForTarget,
@@ -55,6 +55,22 @@ async function interact(
 ): Promise<Observation> {
   const ctx = beginAction(env.session, page, operation, params);
   if (startedMs !== undefined) ctx.record.started_ms = startedMs;
+  env.session.activeInteractionId = ctx.record.interaction_id;
+  try {
+    return await dispatchAndObserve(env, page, ctx, dispatch);
+  } finally {
+    if (env.session.activeInteractionId === ctx.record.interaction_id) {
+      env.session.activeInteractionId = undefined;
+    }
+  }
+}
+
+async function dispatchAndObserve(
+  env: ActionEnv,
+  page: PageTarget,
+  ctx: ActionContext,
+  dispatch: () => Promise<void>,
+): Promise<Observation> {
   try {
     await dispatch();
     ctx.record.dispatched_ms = env.session.now();

@@ -5,6 +5,7 @@ import { pageTools } from "./tools/pages.ts";
 import { inspectTools } from "./tools/inspect.ts";
 import { actionTools } from "./tools/actions.ts";
 import { captureTools } from "./tools/capture.ts";
+import { eventTools } from "./tools/events.ts";
 
 export type CapabilityName =
   | "control"
@@ -53,7 +54,7 @@ export const CAPABILITIES: readonly Capability[] = [
     default: "enabled",
     depends: [],
     responsibility: "Console, exception, network metadata, navigation and lifecycle evidence",
-    tools: [],
+    tools: eventTools,
   },
   {
     name: "page-state",

@@ -3,6 +3,7 @@ import { hostname } from "node:os";
 import { ToolError } from "../errors.ts";
 import { logger } from "../log.ts";
 import { pidAlive } from "./pid.ts";
+import { recoverInstance, type RecoveryReport } from "./recovery.ts";
 
 const log = logger("store");
 
@@ -22,6 +23,8 @@ interface OwnerRecord {
 export class InstanceStore {
   readonly id = crypto.randomUUID();
   readonly root: string;
+  /** Crashed instances found and reclaimed at startup, with what their evidence looked like. */
+  readonly recovered: RecoveryReport[] = [];
   #lock?: Deno.FsFile;
   #seq = 0;
 
@@ -36,7 +39,7 @@ export class InstanceStore {
     await Deno.writeTextFile(join(store.root, "owner.json"), JSON.stringify(owner));
     store.#lock = await Deno.open(join(store.root, ".lock"), { create: true, write: true });
     await store.#lock.lock(true);
-    await reclaimAbandoned(dataDir, store.id);
+    store.recovered.push(...await reclaimAbandoned(dataDir, store.id));
     return store;
   }
 
@@ -96,7 +99,8 @@ function ownerAlive(owner: OwnerRecord): boolean {
  * Removes instance roots whose owning process is gone. Only provable on this host;
  * anything we cannot prove abandoned is left alone.
  */
-async function reclaimAbandoned(dataDir: string, selfId: string): Promise<void> {
+async function reclaimAbandoned(dataDir: string, selfId: string): Promise<RecoveryReport[]> {
+  const reports: RecoveryReport[] = [];
   const instances = join(dataDir, "instances");
   try {
     for await (const entry of Deno.readDir(instances)) {
@@ -109,8 +113,18 @@ async function reclaimAbandoned(dataDir: string, selfId: string): Promise<void> 
         continue;
       }
       if (ownerAlive(owner)) continue;
+      const report = recoverInstance(root, entry.name);
+      reports.push(report);
+      log.info(
+        "reclaimed an abandoned instance: {complete} complete frames, {torn} torn and {uncommitted} uncommitted dropped",
+        {
+          complete: report.frames_complete,
+          torn: report.frames_dropped_torn,
+          uncommitted: report.frames_dropped_uncommitted,
+        },
+      );
       await Deno.remove(root, { recursive: true }).catch(() => {});
-      log.debug("reclaimed abandoned instance root");
     }
   } catch { /* no instances folder yet */ }
+  return reports;
 }

@@ -14,6 +14,8 @@ export type Protocol = "2026-07-28" | "2025-11-25" | "2025-06-18";
 export interface ServerHandle {
   client: Client;
   dataDir: string;
+  /** The server process id (for crash tests). */
+  pid: number | null;
   /** Calls a tool and returns its result as the SDK parsed it. */
   call(name: string, args?: Record<string, unknown>): Promise<ToolResult>;
   close(): Promise<void>;
@@ -27,10 +29,10 @@ export interface ToolResult {
 
 /** Starts the real server process (same permissions as the compiled binary) and connects a client. */
 export async function startServer(
-  opts: { protocol?: Protocol; env?: Record<string, string> } = {},
+  opts: { protocol?: Protocol; env?: Record<string, string>; dataDir?: string } = {},
 ): Promise<ServerHandle> {
   const protocol = opts.protocol ?? "2026-07-28";
-  const dataDir = await Deno.makeTempDir({ prefix: "krometrail-test-data-" });
+  const dataDir = opts.dataDir ?? await Deno.makeTempDir({ prefix: "krometrail-test-data-" });
   const transport = new SessionStdioTransport({
     command: Deno.execPath(),
     args: ["run", "--quiet", "--frozen", ...SERVER_PERMISSIONS, "main.ts", "mcp"],
@@ -53,12 +55,13 @@ export async function startServer(
   return {
     client,
     dataDir,
+    pid: transport.pid,
     async call(name, args = {}) {
       return await client.callTool({ name, arguments: args }) as ToolResult;
     },
     async close() {
       await client.close().catch(() => {});
-      await Deno.remove(dataDir, { recursive: true }).catch(() => {});
+      if (!opts.dataDir) await Deno.remove(dataDir, { recursive: true }).catch(() => {});
     },
   };
 }

@@ -76,7 +76,10 @@ function statusText(st: Record<string, unknown>): string {
 }
 
 function capabilitiesOf(app: AppContext): Record<string, unknown> {
-  return { server_version: app.version, data_dir_configured: true };
+  return {
+    server_version: app.version,
+    ...(app.store.recovered.length > 0 ? { recovered_instances: app.store.recovered } : {}),
+  };
 }
 
 export const browserTools = [

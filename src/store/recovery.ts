@@ -1,0 +1,92 @@
+import { DatabaseSync } from "node:sqlite";
+import { join } from "node:path";
+import { classifyIndex } from "./index_db.ts";
+import { INDEX_FILE } from "./format.ts";
+import { scanSegment } from "./segments.ts";
+
+/** What a crashed instance left behind, as found when a later process reclaims it. */
+export interface RecoveryReport {
+  instance_id: string;
+  index: "current" | "absent" | "foreign_format" | "unreadable";
+  sessions: number;
+  /** Indexed frames whose segment records are complete and match their checksum. */
+  frames_complete: number;
+  /** Index rows pointing past the valid end of their segment (torn writes). */
+  frames_dropped_torn: number;
+  /** Records written to a segment whose index batch never committed (the crash tail). */
+  frames_dropped_uncommitted: number;
+  bytes_dropped: number;
+}
+
+/**
+ * Checks an abandoned instance root after a crash: the index opens, complete records are counted,
+ * and the incomplete tail (torn records, and frames whose index rows never committed) is dropped:
+ * rows deleted, segment files truncated to their last indexed record.
+ */
+export function recoverInstance(root: string, instanceId: string): RecoveryReport {
+  const report: RecoveryReport = {
+    instance_id: instanceId,
+    index: "absent",
+    sessions: 0,
+    frames_complete: 0,
+    frames_dropped_torn: 0,
+    frames_dropped_uncommitted: 0,
+    bytes_dropped: 0,
+  };
+  const path = join(root, INDEX_FILE);
+  try {
+    Deno.statSync(path);
+  } catch {
+    return report;
+  }
+  let db: DatabaseSync;
+  try {
+    db = new DatabaseSync(path);
+  } catch {
+    report.index = "unreadable";
+    return report;
+  }
+  try {
+    if (classifyIndex(db) !== "current") {
+      report.index = "foreign_format";
+      return report;
+    }
+    report.index = "current";
+    report.sessions = (db.prepare("SELECT count(*) AS n FROM sessions").get() as { n: number }).n;
+    const segments = db.prepare("SELECT id, path FROM segments").all() as Array<{ id: number; path: string }>;
+    for (const seg of segments) {
+      const rows = db.prepare("SELECT id, offset, length FROM frames WHERE segment_id = ? ORDER BY offset")
+        .all(seg.id) as Array<
+          { id: number; offset: number; length: number }
+        >;
+      let bytes: Uint8Array;
+      try {
+        bytes = Deno.readFileSync(seg.path);
+      } catch {
+        bytes = new Uint8Array(0);
+      }
+      const scan = scanSegment(bytes);
+      const records = new Map(scan.records.map((r) => [r.offset, r.length]));
+      let keepUntil = 0;
+      for (const row of rows) {
+        if (records.get(row.offset) === row.length) {
+          report.frames_complete++;
+          keepUntil = Math.max(keepUntil, row.offset + row.length);
+        } else {
+          report.frames_dropped_torn++;
+          db.prepare("DELETE FROM frames WHERE id = ?").run(row.id);
+        }
+      }
+      report.frames_dropped_uncommitted += scan.records.filter((r) => r.offset + r.length > keepUntil).length;
+      if (bytes.length > keepUntil) {
+        report.bytes_dropped += bytes.length - keepUntil;
+        try {
+          Deno.truncateSync(seg.path, keepUntil);
+        } catch { /* the root is reclaimed next anyway */ }
+      }
+    }
+  } finally {
+    db.close();
+  }
+  return report;
+}
