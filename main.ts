@@ -17,7 +17,7 @@ async function createApp(): Promise<AppContext> {
   const config = loadConfig();
   await setupLogging(config.logLevel);
   const store = await InstanceStore.open(config.dataDir);
-  const recorder = await Recorder.open(store.root, testFaults());
+  const recorder = await Recorder.open(store.root, config.diskBudgetBytes, testFaults());
   return {
     config,
     browsers: new BrowserManager(config),

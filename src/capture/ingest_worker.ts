@@ -14,6 +14,7 @@ import {
   SegmentWriter,
 } from "../store/segments.ts";
 import { type LumaImage, measureFrame } from "../vision/kernels.ts";
+import { FRAME_HEADER_BYTES } from "../store/format.ts";
 import type {
   FaultPlan,
   FlushStats,
@@ -29,6 +30,9 @@ const BATCH_MS = 100;
 let db: DatabaseSync | undefined;
 let root = "";
 let faults: FaultPlan = {};
+/** A simple per-process cap until the shared budget arrives: never grow past the configured total. */
+let budgetBytes = Number.POSITIVE_INFINITY;
+let usedBytes = 0;
 const writers = new Map<string, SegmentWriter>();
 const previous = new Map<string, LumaImage>();
 const storage = new Map<string, SessionStorage>();
@@ -124,6 +128,18 @@ function ingest(m: FrameMessage): void {
   } catch {
     warnings.push("measurements_unavailable");
   }
+  if (usedBytes + bytes.length + FRAME_HEADER_BYTES > budgetBytes) {
+    post({
+      type: "over_budget",
+      session_id: m.session_id,
+      page_id: m.page_id,
+      ordinal: m.ordinal,
+      recv_ns: m.recv_ns,
+      used_bytes: usedBytes,
+      budget_bytes: budgetBytes,
+    });
+    return;
+  }
   let placed;
   try {
     if (storeTerminal) throw new PersistenceError(storeTerminal);
@@ -146,6 +162,7 @@ function ingest(m: FrameMessage): void {
     }
     throw err;
   }
+  usedBytes += bytes.length + FRAME_HEADER_BYTES;
   const s = storage.get(m.session_id) ?? { frames: 0, bytes: 0 };
   s.frames++;
   s.bytes += bytes.length;
@@ -208,6 +225,8 @@ function deleteSession(id: number, sessionId: string): void {
   try {
     Deno.removeSync(join(root, "segments", sessionId), { recursive: true });
   } catch { /* nothing stored */ }
+  const freed = storage.get(sessionId);
+  if (freed) usedBytes = Math.max(0, usedBytes - freed.bytes - freed.frames * FRAME_HEADER_BYTES);
   storage.delete(sessionId);
   post({ type: "deleted", id, frames, segments, events });
 }
@@ -219,6 +238,7 @@ self.onmessage = (e: MessageEvent<ToWorker>) => {
       case "open": {
         root = m.root;
         faults = m.faults;
+        budgetBytes = m.budget_bytes > 0 ? m.budget_bytes : Number.POSITIVE_INFINITY;
         opCounts = {};
         const opened = openIndex(root);
         db = opened.db;
@@ -280,7 +300,13 @@ self.onmessage = (e: MessageEvent<ToWorker>) => {
           bytes_stored: [...storage.values()].reduce((a, s) => a + s.bytes, 0),
           rows_committed: rowsCommitted,
         };
-        post({ type: "flushed", id: m.id, stats, sessions: Object.fromEntries(storage) });
+        post({
+          type: "flushed",
+          id: m.id,
+          stats,
+          sessions: Object.fromEntries(storage),
+          used_bytes: usedBytes,
+        });
         return;
       }
       case "delete_session":

@@ -41,7 +41,7 @@ export interface FrameMessage {
 export interface GapRow {
   session_id: string;
   page_id: string;
-  kind: "queue_full" | "persistence" | "ack_deadline" | "visibility" | "decode" | "stream_error";
+  kind: "queue_full" | "persistence" | "ack_deadline" | "visibility" | "decode" | "stream_error" | "budget";
   start_ns: number;
   end_ns?: number | null;
   ordinal?: number | null;
@@ -59,7 +59,7 @@ export type RowMessage =
   | { type: "event"; row: Record<string, string | number | null> };
 
 export type ToWorker =
-  | { type: "open"; root: string; faults: FaultPlan }
+  | { type: "open"; root: string; faults: FaultPlan; budget_bytes: number }
   | FrameMessage
   | RowMessage
   | { type: "flush"; id: number; seal_session?: string; end_ns?: number }
@@ -83,7 +83,22 @@ export type FromWorker =
     recv_ns: number;
     cause: PersistenceCause;
   }
-  | { type: "flushed"; id: number; stats: FlushStats; sessions: Record<string, SessionStorage> }
+  | {
+    type: "over_budget";
+    session_id: string;
+    page_id: string;
+    ordinal: number;
+    recv_ns: number;
+    used_bytes: number;
+    budget_bytes: number;
+  }
+  | {
+    type: "flushed";
+    id: number;
+    stats: FlushStats;
+    sessions: Record<string, SessionStorage>;
+    used_bytes: number;
+  }
   | { type: "deleted"; id: number; frames: number; segments: number; events: number }
   | { type: "closed"; id: number }
   | { type: "failure"; stage: string; message: string };

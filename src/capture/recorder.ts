@@ -32,6 +32,9 @@ export interface CaptureStatus {
   frames_stored: number;
   frames_dropped: number;
   frames_rejected: number;
+  /** Frames not stored because the disk budget was reached (capture paused). */
+  frames_over_budget: number;
+  budget?: { used_bytes: number; budget_bytes: number; paused: true; recovery: string };
   gaps: number;
   bytes_stored: number;
   ack_latency_ms: { p50: number; p99: number; max: number; samples: number };
@@ -55,6 +58,9 @@ export class SessionCapture implements StreamHost {
   rejected = 0;
   storage: SessionStorage = { frames: 0, bytes: 0 };
   stopped = false;
+  budgetRejected = 0;
+  budget?: { used_bytes: number; budget_bytes: number };
+  #budgetGapPages = new Set<string>();
   #unsubscribe: Array<() => void> = [];
 
   constructor(readonly session: BrowserSession, private readonly recorder: Recorder) {
@@ -78,6 +84,23 @@ export class SessionCapture implements StreamHost {
 
   gapEnd(pageId: string, kind: GapRow["kind"], endNs: number): void {
     this.recorder.send({ type: "gap_end", session_id: this.sessionId, page_id: pageId, kind, end_ns: endNs });
+  }
+
+  /** Capture pauses at the budget: one open gap per page until the session ends. */
+  overBudget(pageId: string, recvNs: number, ordinal: number, used: number, budget: number): void {
+    this.budgetRejected++;
+    if (this.#budgetGapPages.has(pageId)) return;
+    this.#budgetGapPages.add(pageId);
+    this.budget = { used_bytes: used, budget_bytes: budget };
+    this.gap({
+      session_id: this.sessionId,
+      page_id: pageId,
+      kind: "budget",
+      start_ns: recvNs,
+      end_ns: null,
+      ordinal,
+      cause: `disk budget reached: ${used} of ${budget} bytes used; capture paused`,
+    });
   }
 
   ackLatency(ms: number): void {
@@ -163,6 +186,7 @@ export class SessionCapture implements StreamHost {
       this.stopped = true;
       for (const off of this.#unsubscribe) off();
       await Promise.all([...this.streams.values()].map((s) => s.stop()));
+      for (const pageId of this.#budgetGapPages) this.gapEnd(pageId, "budget", this.nowNs());
     }
     const flushed = await this.recorder.flush(this.sessionId, this.nowNs());
     this.recorder.send({
@@ -194,6 +218,17 @@ export class SessionCapture implements StreamHost {
       frames_stored: this.storage.frames,
       frames_dropped: streams.reduce((a, s) => a + s.dropped_queue, 0),
       frames_rejected: this.rejected,
+      frames_over_budget: this.budgetRejected,
+      ...(this.budget
+        ? {
+          budget: {
+            ...this.budget,
+            paused: true as const,
+            recovery:
+              "Raise KROMETRAIL_DISK_BUDGET_BYTES and restart, or delete_session old sessions; a new session records again only if space was freed.",
+          },
+        }
+        : {}),
       gaps: this.gaps,
       bytes_stored: this.storage.bytes,
       ack_latency_ms: {
@@ -231,7 +266,10 @@ export class Recorder {
   readonly capacity: number;
   capabilities: Record<string, boolean> = {};
 
-  private constructor(readonly root: string, readonly faults: FaultPlan) {
+  /** Bytes of frames this process has stored, as of the last flush. */
+  usedBytes = 0;
+
+  private constructor(readonly root: string, readonly faults: FaultPlan, readonly budgetBytes: number) {
     this.capacity = faults.queue_capacity ?? DEFAULT_QUEUE_CAPACITY;
     this.#worker = new Worker(new URL("./ingest_worker.ts", import.meta.url).href, { type: "module" });
     this.#worker.onmessage = (e: MessageEvent<FromWorker>) => this.#onMessage(e.data);
@@ -241,11 +279,11 @@ export class Recorder {
     };
   }
 
-  static async open(root: string, faults: FaultPlan = {}): Promise<Recorder> {
-    const r = new Recorder(root, faults);
+  static async open(root: string, budgetBytes: number, faults: FaultPlan = {}): Promise<Recorder> {
+    const r = new Recorder(root, faults, budgetBytes);
     await new Promise<void>((resolve) => {
       r.#waiters.set(-1, () => resolve());
-      r.#worker.postMessage({ type: "open", root, faults } satisfies ToWorker);
+      r.#worker.postMessage({ type: "open", root, faults, budget_bytes: budgetBytes } satisfies ToWorker);
     });
     return r;
   }
@@ -276,7 +314,17 @@ export class Recorder {
         }
         return;
       }
+      case "over_budget":
+        this.captures.get(m.session_id)?.overBudget(
+          m.page_id,
+          m.recv_ns,
+          m.ordinal,
+          m.used_bytes,
+          m.budget_bytes,
+        );
+        return;
       case "flushed":
+        this.usedBytes = m.used_bytes;
         for (const [id, storage] of Object.entries(m.sessions)) {
           const capture = this.captures.get(id);
           if (capture) capture.storage = storage;

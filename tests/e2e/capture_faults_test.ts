@@ -97,3 +97,32 @@ Deno.test({
       assertEquals(structured(await server.call("click", { selector: "body" })).status, "ok");
     }, { browser: {}, env: faults({ ack_deadline_ms: 0 }) }),
 });
+
+Deno.test({
+  name: "budget: capture pauses at the configured disk budget with a gap naming used and limit bytes",
+  ...e2e,
+  fn: () =>
+    withServer(async (server, site) => {
+      await server.call("navigate_page", { url: `${site.origin}/flash.html` });
+      await new Promise((r) => setTimeout(r, 3_000));
+      const status = structured(await server.call("browser_status", { detail: "expanded" })).capture as
+        & Capture
+        & {
+          frames_over_budget: number;
+          bytes_stored: number;
+          budget?: { used_bytes: number; budget_bytes: number; paused: boolean };
+        };
+      assert(status.frames_stored > 0, "frames below the budget were stored");
+      assert(status.frames_over_budget > 0, JSON.stringify(status));
+      assertEquals(status.budget?.paused, true);
+      assertEquals(status.budget?.budget_bytes, 60_000);
+      assert(status.bytes_stored <= 60_000, `stored ${status.bytes_stored} bytes within the budget`);
+      const gaps = structured(await server.call("list_source_frames", {})).gaps as Array<
+        { kind: string; cause: string }
+      >;
+      const budgetGap = gaps.find((g) => g.kind === "budget");
+      assert(budgetGap && /of 60000 bytes/.test(budgetGap.cause), JSON.stringify(gaps));
+      // Control does not depend on retained capture.
+      assertEquals(structured(await server.call("click", { x: 3, y: 3 })).status, "ok");
+    }, { browser: {}, env: { KROMETRAIL_DISK_BUDGET_BYTES: "60000" } }),
+});

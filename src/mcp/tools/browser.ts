@@ -49,6 +49,7 @@ function conciseCapture(c: CaptureStatus): Record<string, unknown> {
     frames_stored: c.frames_stored,
     frames_dropped: c.frames_dropped,
     gaps: c.gaps,
+    ...(c.budget ? { budget: c.budget } : {}),
     bytes_stored: c.bytes_stored,
     ...(c.persistence_failure ? { persistence_failure: c.persistence_failure } : {}),
   };
