@@ -39,6 +39,8 @@ const ELLIPSIS = "…";
 const MIN_SCAN_CHARS = 64 * 1024;
 /** How far back a scan cut may move to avoid leaving half a token behind. */
 const CUT_BACKOFF_CHARS = 1024;
+/** Passes are repeated only while they change something; this bounds pathological inputs. */
+const MAX_PASSES = 4;
 
 /**
  * Replace secrets, emails, paths and URLs in `input` with placeholders, strip control characters
@@ -56,10 +58,20 @@ export function sanitizeText(input: string, limitBytes: number = DEFAULT_TEXT_LI
       s = s.slice(0, scanCut(s, maxScan));
       capped = true;
     }
-    s = stripControls(s).toWellFormed();
-    const { text, redactions } = redact(s);
-    const t = truncateUtf8(text, limit, capped);
-    return { text: t.text, redactions, truncated: t.truncated };
+    let text = stripControls(s).toWellFormed();
+    let redactions = 0;
+    let truncated = false;
+    // Replacing a span changes its neighbours' context (a lookbehind that saw `-` now sees `>`), and
+    // truncation removes right context; repeat until a pass changes nothing, so output is a fixpoint.
+    for (let pass = 0; pass < MAX_PASSES; pass++) {
+      const r = redact(text);
+      const t = truncateUtf8(r.text, limit, capped && pass === 0);
+      text = t.text;
+      redactions += r.redactions;
+      truncated ||= t.truncated;
+      if (r.redactions === 0 && !t.truncated) break;
+    }
+    return { text, redactions, truncated };
   } catch {
     return { text: fitBytes(REDACTED, limit), redactions: 1, truncated: false };
   }
@@ -79,7 +91,7 @@ export function sanitizeStackFunction(name: string): string {
  * and the query keeps each parameter's key in order with its value dropped (`k=` if it had one, `k`
  * if not; keys that are not plain identifiers or look secret become `<redacted>`). A root path is
  * kept as `/` without a hash. Userinfo and fragment are always dropped.
- * Examples: `https://api.example.com/v1/users?id=7&token=x#top` -> `https://api.example.com/~1a2b3c4d?id=&token=`;
+ * Examples: `https://api.example.com/v1/users?id=7&token=x#top` -> `https://api.example.com/~bc4b5314?id=&token=`;
  * `data:...` -> `data:<redacted>`; `blob:https://a.test/uuid` -> `blob:<redacted>` (origin kept in
  * `origin`); `about:blank` and `about:srcdoc` kept; other opaque URLs -> `scheme:<redacted>`;
  * anything unparseable -> `<invalid-url>`.
@@ -542,7 +554,11 @@ const METADATA_WORDS = new Set([
 const HEADER_KEYS = new Set(["cookie", "set-cookie", "authorization", "proxy-authorization"]);
 const AUTH_SCHEME = /^(?:bearer|basic|digest|token|negotiate|ntlm|bot)[ \t]+/i;
 
+/** Cheap pre-check: every sensitive key contains one of these, and most keys contain none. */
+const SENSITIVE_HINT = /pass|pwd|secret|token|auth|cookie|sess|sid|jwt|bearer|credential|key|signature|otp/i;
+
 function isSensitiveKey(key: string): boolean {
+  if (!SENSITIVE_HINT.test(key)) return false;
   const words = key
     .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
     .replace(/([A-Z])([A-Z][a-z])/g, "$1 $2")
@@ -564,7 +580,8 @@ function isSensitiveKey(key: string): boolean {
 
 /** Values worth seeing while debugging auth, which are not secrets themselves. */
 function isBenignValue(v: string): boolean {
-  return v === "" || PLACEHOLDER_EXACT.test(v) || /^\**$/.test(v) ||
+  // `…` alone is what truncation left of an already-redacted value.
+  return v === "" || PLACEHOLDER_EXACT.test(v) || /^[*…]*$/.test(v) ||
     /^(?:null|undefined|true|false|none|nil|nan|\[\]|\{\})$/i.test(v);
 }
 

@@ -1,4 +1,4 @@
-import { setImmediate } from "node:timers";
+import { ToolError } from "../errors.ts";
 import type { EventParams } from "../browser/cdp.ts";
 import type { PageTarget } from "../browser/targets.ts";
 import type { FrameMessage, GapRow } from "./messages.ts";
@@ -19,10 +19,15 @@ export interface StreamStats {
   received: number;
   handed_off: number;
   dropped_queue: number;
-  /** Acks never answered but followed by newer frames (Chrome loses them across renderer swaps). */
+  /** Acks not yet answered when a newer frame arrived (the newer frame shows they were taken). */
   acks_superseded: number;
+  /** Acks Chrome never answered at all; they are not failures while frames keep coming. */
+  acks_unanswered: number;
   terminal?: string;
 }
+
+/** How long an unanswered ack is remembered before it is counted as unanswered. */
+const ACK_ANSWER_WAIT_MS = 30_000;
 
 /** Screencast JPEG quality: small frames, still legible text. */
 const JPEG_QUALITY = 60;
@@ -33,11 +38,18 @@ const JPEG_QUALITY = 60;
  * a missed acknowledgement deadline ends the stream with exactly one gap.
  */
 export class ScreencastStream {
-  readonly stats: StreamStats = { received: 0, handed_off: 0, dropped_queue: 0, acks_superseded: 0 };
+  readonly stats: StreamStats = {
+    received: 0,
+    handed_off: 0,
+    dropped_queue: 0,
+    acks_superseded: 0,
+    acks_unanswered: 0,
+  };
   #ordinal = 0;
   #queueGapOpen = false;
   #lastDroppedNs = 0;
   #hidden = false;
+  #unanswered = new Set<number>();
 
   constructor(readonly page: PageTarget, private readonly host: StreamHost) {}
 
@@ -66,36 +78,34 @@ export class ScreencastStream {
     if (this.stats.terminal) return;
     this.stats.received++;
     // Acknowledge before anything else; the token is used once and never retried.
-    let acked = false;
     const ordinal = ++this.#ordinal;
-    const generation = this.page.generation;
-    const deadline = setTimeout(() =>
-      setImmediate(() => {
-        // Checked after the I/O phase: an answer that arrived while this thread was busy still counts.
-        if (acked || this.stats.terminal) return;
-        // A newer frame proves the stream moved on, and Chrome drops answers when a navigation swaps
-        // the renderer. Only a stream that went silent behind an unanswered ack is terminal.
-        if (this.#ordinal > ordinal || this.page.generation !== generation) {
-          this.stats.acks_superseded++;
+    this.#unanswered.add(ordinal);
+    this.page.send("Page.screencastFrameAck", { sessionId: params.sessionId }, ACK_ANSWER_WAIT_MS).then(
+      () => {
+        this.#unanswered.delete(ordinal);
+        const latency = performance.now() - t0;
+        if (latency > this.host.ackDeadlineMs) {
+          this.#endByAck(recvNs, ordinal, `confirmed after ${Math.round(latency)} ms`);
+        } else if (!this.stats.terminal) this.host.ackLatency(latency);
+      },
+      (err) => {
+        this.#unanswered.delete(ordinal);
+        // Chrome leaves some acks unanswered although the stream goes on; only a refusal is a failure.
+        if (err instanceof ToolError && err.code === "cdp_timeout") {
+          this.stats.acks_unanswered++;
           return;
         }
-        this.stats.terminal = "ack_deadline_exceeded";
-        this.host.gap({
-          session_id: this.host.sessionId,
-          page_id: this.page.id,
-          kind: "ack_deadline",
-          start_ns: recvNs,
-          end_ns: null,
-          ordinal,
-          cause: `acknowledgement not confirmed within ${this.host.ackDeadlineMs} ms; stream ended`,
-        });
-        this.page.send("Page.stopScreencast").catch(() => {});
-      }), this.host.ackDeadlineMs);
-    this.page.send("Page.screencastFrameAck", { sessionId: params.sessionId }).then(() => {
-      acked = true;
-      clearTimeout(deadline);
-      if (!this.stats.terminal) this.host.ackLatency(performance.now() - t0);
-    }, () => clearTimeout(deadline));
+        if (this.page.closed || (err instanceof ToolError && err.code === "browser_disconnected")) return;
+        this.#endByAck(recvNs, ordinal, "refused");
+      },
+    );
+    // A newer frame shows Chrome took the earlier acks whether or not it answered them.
+    for (const earlier of this.#unanswered) {
+      if (earlier < ordinal) {
+        this.#unanswered.delete(earlier);
+        this.stats.acks_superseded++;
+      }
+    }
 
     const meta = params.metadata;
     const accepted = this.host.handoff({
@@ -132,6 +142,22 @@ export class ScreencastStream {
         cause: "ingestion queue full; frame acknowledged and dropped",
       });
     }
+  }
+
+  /** One-shot acknowledgement failed beyond the deadline: the stream ends with exactly one gap. */
+  #endByAck(recvNs: number, ordinal: number, how: string): void {
+    if (this.stats.terminal) return;
+    this.stats.terminal = "ack_deadline_exceeded";
+    this.host.gap({
+      session_id: this.host.sessionId,
+      page_id: this.page.id,
+      kind: "ack_deadline",
+      start_ns: recvNs,
+      end_ns: null,
+      ordinal,
+      cause: `acknowledgement ${how}, beyond the ${this.host.ackDeadlineMs} ms deadline; stream ended`,
+    });
+    this.page.send("Page.stopScreencast").catch(() => {});
   }
 
   /** Chrome pauses screencast for hidden pages: record that as a visibility gap, not continuity. */

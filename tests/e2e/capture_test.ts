@@ -82,3 +82,36 @@ Deno.test({
       assert(flushed.frames >= frames.length);
     }, { browser: {} }),
 });
+
+Deno.test({
+  name: "capture: a background page records a visibility gap, and capture resumes when it is shown again",
+  ...e2e,
+  fn: () =>
+    withServer(async (server, site) => {
+      await server.call("navigate_page", { url: `${site.origin}/flash.html` });
+      await new Promise((r) => setTimeout(r, 1_000));
+      await server.call("create_page", { url: `${site.origin}/index.html` });
+      await new Promise((r) => setTimeout(r, 1_200));
+      const hiddenAt = structured(await server.call("browser_status", { detail: "expanded" })).capture as {
+        streams: Array<{ page_id: string; received: number; terminal?: string }>;
+      };
+      await server.call("select_page", { page_id: "p1" });
+      await server.call("click", { x: 2, y: 2 });
+      await new Promise((r) => setTimeout(r, 1_200));
+      const gaps = structured(await server.call("list_source_frames", { page_id: "p1" })).gaps as Array<
+        { page_id: string; kind: string; start_ns: number; end_ns: number | null }
+      >;
+      const hidden = gaps.find((g) => g.page_id === "p1" && g.kind === "visibility");
+      assert(hidden && hidden.end_ns !== null && hidden.end_ns > hidden.start_ns, JSON.stringify(gaps));
+      const shown = structured(await server.call("browser_status", { detail: "expanded" }))
+        .capture as typeof hiddenAt;
+      const before = hiddenAt.streams.find((s) => s.page_id === "p1");
+      const after = shown.streams.find((s) => s.page_id === "p1");
+      assert(
+        before && after && after.received > before.received,
+        "frames arrive again once the page is visible",
+      );
+      assertEquals(after.terminal, undefined);
+      assertEquals(gaps.filter((g) => g.kind === "ack_deadline"), []);
+    }, { browser: {} }),
+});
