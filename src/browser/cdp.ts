@@ -1,4 +1,3 @@
-import CDP from "chrome-remote-interface";
 import type { ProtocolMapping } from "devtools-protocol/types/protocol-mapping.d.ts";
 import { ToolError } from "../errors.ts";
 
@@ -12,64 +11,123 @@ export type EventParams<E extends keyof Events> = Events[E] extends [infer P] ? 
 
 type Listener = (params: unknown, sessionId: string | undefined) => void;
 
-interface RawClient {
-  send(method: string, params: unknown, sessionId?: string): Promise<unknown>;
-  on(event: "event", cb: (message: { method: string; params: unknown; sessionId?: string }) => void): void;
-  on(event: "disconnect", cb: () => void): void;
-  close(): Promise<void>;
+interface Pending {
+  resolve: (value: unknown) => void;
+  reject: (err: Error) => void;
+  method: string;
+}
+
+interface Message {
+  id?: number;
+  method?: string;
+  params?: unknown;
+  result?: unknown;
+  error?: { code: number; message: string; data?: string };
+  sessionId?: string;
 }
 
 const DEFAULT_COMMAND_TIMEOUT_MS = 30_000;
+const CONNECT_TIMEOUT_MS = 10_000;
+
+function disconnected(): ToolError {
+  return new ToolError({
+    code: "browser_disconnected",
+    message: "The browser connection is closed.",
+    retry: "after_recovery",
+    recovery: "Call start_browser (or attach_browser) to begin a new session.",
+  });
+}
 
 /**
- * A typed view over one browser-level CDP websocket. Page sessions are flat (sessionId per
- * command), so one socket carries every target we attach to.
+ * One browser-level CDP websocket; page sessions are flat (a sessionId per command), so it carries
+ * every target we attach to. Written on Deno's WebSocket: a reply's callback is registered before
+ * the command is sent, so a fast reply can never arrive to nobody (chrome-remote-interface 0.34
+ * registers it after the send completes, and under Deno about a fifth of fast replies were lost).
  */
 export class CdpConnection {
-  #client: RawClient;
+  #socket: WebSocket;
+  #nextId = 0;
+  #pending = new Map<number, Pending>();
   #listeners = new Map<string, Set<Listener>>();
   #disconnectHandlers = new Set<() => void>();
   #closed = false;
 
-  private constructor(client: RawClient) {
-    this.#client = client;
-    client.on("event", (message) => {
-      const set = this.#listeners.get(message.method);
-      if (!set) return;
-      for (const listener of [...set]) listener(message.params, message.sessionId);
-    });
-    client.on("disconnect", () => {
-      this.#closed = true;
-      for (const handler of this.#disconnectHandlers) handler();
-    });
+  private constructor(socket: WebSocket) {
+    this.#socket = socket;
+    socket.onmessage = (e: MessageEvent) => this.#onMessage(e.data);
+    socket.onclose = () => this.#onClose();
+    socket.onerror = () => {};
   }
 
-  static async connect(webSocketUrl: string): Promise<CdpConnection> {
-    const client = await CDP({ target: webSocketUrl, local: true }) as unknown as RawClient;
-    return new CdpConnection(client);
+  static connect(webSocketUrl: string): Promise<CdpConnection> {
+    return new Promise((resolve, reject) => {
+      const socket = new WebSocket(webSocketUrl);
+      const timer = setTimeout(() => {
+        socket.close();
+        reject(new Error("CDP websocket did not open in time"));
+      }, CONNECT_TIMEOUT_MS);
+      socket.onopen = () => {
+        clearTimeout(timer);
+        resolve(new CdpConnection(socket));
+      };
+      socket.onerror = () => {
+        clearTimeout(timer);
+        reject(new Error("CDP websocket refused the connection"));
+      };
+    });
   }
 
   get closed(): boolean {
     return this.#closed;
   }
 
-  async send<M extends keyof Commands>(
+  #onMessage(data: unknown): void {
+    if (typeof data !== "string") return;
+    let message: Message;
+    try {
+      message = JSON.parse(data);
+    } catch {
+      return;
+    }
+    if (message.id !== undefined) {
+      const pending = this.#pending.get(message.id);
+      if (!pending) return;
+      this.#pending.delete(message.id);
+      if (message.error) pending.reject(new Error(`${pending.method}: ${message.error.message}`));
+      else pending.resolve(message.result ?? {});
+      return;
+    }
+    if (!message.method) return;
+    const set = this.#listeners.get(message.method);
+    if (!set) return;
+    for (const listener of [...set]) {
+      try {
+        listener(message.params, message.sessionId);
+      } catch {
+        // One failing listener must not starve the others of events.
+      }
+    }
+  }
+
+  #onClose(): void {
+    if (this.#closed && this.#pending.size === 0) return;
+    this.#closed = true;
+    for (const pending of this.#pending.values()) pending.reject(disconnected());
+    this.#pending.clear();
+    for (const handler of this.#disconnectHandlers) handler();
+  }
+
+  send<M extends keyof Commands>(
     method: M,
     params?: CommandParams<M>,
     sessionId?: string,
     timeoutMs = DEFAULT_COMMAND_TIMEOUT_MS,
   ): Promise<CommandResult<M>> {
-    if (this.#closed) {
-      throw new ToolError({
-        code: "browser_disconnected",
-        message: "The browser connection is closed.",
-        retry: "after_recovery",
-        recovery: "Call start_browser (or attach_browser) to begin a new session.",
-      });
-    }
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
+    if (this.#closed || this.#socket.readyState !== WebSocket.OPEN) return Promise.reject(disconnected());
+    const id = ++this.#nextId;
+    return new Promise<CommandResult<M>>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.#pending.delete(id);
         reject(
           new ToolError({
             code: "cdp_timeout",
@@ -81,15 +139,21 @@ export class CdpConnection {
           }),
         );
       }, timeoutMs);
+      this.#pending.set(id, {
+        method,
+        resolve: (value) => {
+          clearTimeout(timer);
+          resolve(value as CommandResult<M>);
+        },
+        reject: (err) => {
+          clearTimeout(timer);
+          reject(err);
+        },
+      });
+      this.#socket.send(
+        JSON.stringify({ id, method, params: params ?? {}, ...(sessionId ? { sessionId } : {}) }),
+      );
     });
-    try {
-      return await Promise.race([
-        this.#client.send(method, params ?? {}, sessionId) as Promise<CommandResult<M>>,
-        timeout,
-      ]);
-    } finally {
-      clearTimeout(timer);
-    }
   }
 
   on<E extends keyof Events>(
@@ -110,10 +174,17 @@ export class CdpConnection {
     this.#disconnectHandlers.add(handler);
   }
 
-  async close(): Promise<void> {
-    if (this.#closed) return;
-    this.#closed = true;
-    await this.#client.close().catch(() => {});
+  close(): Promise<void> {
+    if (this.#closed) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        this.#onClose();
+        resolve();
+      };
+      this.#socket.addEventListener("close", done, { once: true });
+      setTimeout(done, 1_000);
+      this.#socket.close();
+    });
   }
 }
 

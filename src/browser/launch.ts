@@ -26,6 +26,7 @@ export function chromeArgs(opts: LaunchOptions): string[] {
     "--remote-debugging-address=127.0.0.1",
     `--user-data-dir=${opts.userDataDir}`,
     "--no-first-run",
+    "--test-type", // no "unsupported flag" infobar (--no-sandbox) eating viewport height
     "--no-default-browser-check",
     "--disable-background-networking",
     "--disable-component-update",

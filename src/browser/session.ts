@@ -69,6 +69,7 @@ export class BrowserSession {
   #process?: Deno.ChildProcess;
   #cleanup?: () => Promise<void>;
   #pageListeners = new Set<(page: PageTarget) => void>();
+  #stopping = false;
   #removedListeners = new Set<(page: PageTarget) => void>();
   #endedListeners = new Set<(reason: string) => void>();
 
@@ -266,6 +267,8 @@ export class BrowserSession {
 
   #markEnded(reason: string): void {
     if (this.endedAt) return;
+    // The browser going away because we asked it to is a stop, not a disconnection.
+    if (this.#stopping) reason = "stopped";
     this.endedAt = new Date();
     this.endReason = reason;
     for (const listener of this.#endedListeners) listener(reason);
@@ -385,6 +388,7 @@ export class BrowserSession {
   /** Stops a launched browser or detaches from an attached one; idempotent. */
   async stop(): Promise<{ closed_browser: boolean }> {
     const wasLive = !this.ended;
+    this.#stopping = true;
     let closed = false;
     if (this.mode === "launched") {
       if (wasLive) await this.#conn.send("Browser.close", undefined, undefined, 5_000).catch(() => {});
