@@ -1,4 +1,4 @@
-import type { ActionEnv } from "../../control/actions.ts";
+import type { ActionEnv } from "../../control/interaction.ts";
 import type { AppContext } from "../context.ts";
 
 /** Routine actions stay pixel-light: images inline only when asked (spec: Current-State Observation). */

@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { click, fill, handleDialog, pressKeys } from "../../control/actions.ts";
+import { click, fill, pressKeys } from "../../control/actions.ts";
+import { handleDialog } from "../../control/dialogs.ts";
 import { defineTool } from "../define_tool.ts";
 import { observationOutput } from "../response.ts";
 import { detail, inlineImages, pageId, targetFields } from "../schemas.ts";

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { cdpMessage } from "../../browser/cdp.ts";
-import { dialogOpen } from "../../control/actions.ts";
+import { dialogOpen } from "../../control/interaction.ts";
 import { decodeBase64, pngSize } from "../../control/observation.ts";
 import { pageForTarget, resolveTarget } from "../../control/targeting.ts";
 import { limitExceeded, ToolError } from "../../errors.ts";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { navigation } from "../../control/actions.ts";
+import { navigation } from "../../control/navigation.ts";
 import { ToolError } from "../../errors.ts";
 import { defineTool } from "../define_tool.ts";
 import { observationOutput, output } from "../response.ts";

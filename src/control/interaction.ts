@@ -1,0 +1,88 @@
+import type { BrowserSession } from "../browser/session.ts";
+import type { PageTarget } from "../browser/targets.ts";
+import { asToolError, ToolError } from "../errors.ts";
+import type { Detail } from "../snapshot/present.ts";
+import type { InstanceStore } from "../store/instance.ts";
+import { type ActionContext, beginAction, type Observation, observe } from "./observation.ts";
+import { releaseTargeting } from "./targeting.ts";
+import { interactionRow, type InteractionSink } from "./timeline.ts";
+
+export interface ActionEnv {
+  session: BrowserSession;
+  store: InstanceStore;
+  detail: Detail;
+  inlineImage: boolean;
+  /** Persists each finished interaction record so it anchors the timeline. */
+  persist?: InteractionSink;
+}
+
+export function dialogOpen(page: PageTarget): ToolError {
+  return new ToolError({
+    code: "dialog_open",
+    message: `A ${page.dialog?.type ?? "JavaScript"} dialog is open on ${page.id} and blocks the page.`,
+    retry: "after_recovery",
+    recovery: "Handle the dialog first (handle_dialog accept or dismiss), then retry.",
+    affected: { page_id: page.id },
+  });
+}
+
+export function usablePage(page: PageTarget): PageTarget {
+  if (page.dialog) throw dialogOpen(page);
+  return page;
+}
+
+/** Runs dispatch inside an interaction: record timing, observe, persist the record. */
+export async function interact(
+  env: ActionEnv,
+  page: PageTarget,
+  operation: string,
+  params: Record<string, unknown>,
+  dispatch: () => Promise<void>,
+  startedMs?: number,
+): Promise<Observation> {
+  const ctx = beginAction(env.session, page, operation, params);
+  if (startedMs !== undefined) ctx.record.started_ms = startedMs;
+  env.session.activeInteractionId = ctx.record.interaction_id;
+  try {
+    return await dispatchAndObserve(env, page, ctx, dispatch);
+  } finally {
+    if (env.session.activeInteractionId === ctx.record.interaction_id) {
+      env.session.activeInteractionId = undefined;
+    }
+  }
+}
+
+async function dispatchAndObserve(
+  env: ActionEnv,
+  page: PageTarget,
+  ctx: ActionContext,
+  dispatch: () => Promise<void>,
+): Promise<Observation> {
+  try {
+    await dispatch();
+    ctx.record.dispatched_ms = env.session.now();
+  } catch (err) {
+    // Dispatch itself failed: no observation; the error carries the interaction anchor.
+    const failure = asToolError(err);
+    ctx.record.outcome = "failed";
+    ctx.record.error_code = failure.code;
+    env.persist?.(interactionRow(ctx.record));
+    throw new ToolError({
+      code: failure.code,
+      message: failure.message,
+      retry: failure.retry,
+      recovery: failure.recovery,
+      details: failure.details,
+      affected: { ...failure.affected, page_id: page.id, interaction_id: ctx.record.interaction_id },
+    });
+  }
+  const observation = await observe(ctx, {
+    store: env.store,
+    detail: env.detail,
+    inlineImage: env.inlineImage,
+  });
+  env.persist?.(interactionRow(ctx.record));
+  // Not awaited: a dialog the action opened blocks the renderer until it is handled.
+  releaseTargeting(page);
+  return observation;
+}

@@ -1,0 +1,74 @@
+import type { PageTarget } from "../browser/targets.ts";
+import { ToolError } from "../errors.ts";
+import { type ActionEnv, interact, usablePage } from "./interaction.ts";
+
+export type NavigationOp = "navigate" | "reload" | "back" | "forward";
+
+export async function navigation(
+  env: ActionEnv,
+  op: NavigationOp,
+  opts: { url?: string; timeoutMs: number; waitUntil: "load" | "none"; ignoreCache?: boolean },
+  pageId?: string,
+) {
+  const page = usablePage(env.session.page(pageId));
+  const operation = op === "navigate"
+    ? "navigate_page"
+    : op === "reload"
+    ? "reload_page"
+    : op === "back"
+    ? "go_back"
+    : "go_forward";
+  let historyEntry: number | undefined;
+  if (op === "back" || op === "forward") {
+    const history = await page.send("Page.getNavigationHistory");
+    const index = history.currentIndex + (op === "back" ? -1 : 1);
+    const entry = history.entries[index];
+    if (!entry) {
+      throw new ToolError({
+        code: "no_history_entry",
+        message: `Page ${page.id} has no ${op === "back" ? "previous" : "next"} history entry.`,
+        retry: "never",
+        recovery: "Use navigate_page with a URL instead.",
+        affected: { page_id: page.id },
+      });
+    }
+    historyEntry = entry.id;
+  }
+  const params = op === "navigate" ? { url: opts.url } : {};
+  return await interact(env, page, operation, params, async () => {
+    if (op === "navigate") {
+      const { loaded } = await env.session.navigate(
+        page,
+        opts.url ?? "about:blank",
+        opts.waitUntil,
+        opts.timeoutMs,
+      );
+      if (!loaded && opts.waitUntil === "load") throw navigationTimeout(page, opts.timeoutMs);
+      return;
+    }
+    const loaderBefore = page.loaderId;
+    if (op === "reload") await page.send("Page.reload", { ignoreCache: opts.ignoreCache ?? false });
+    else await page.send("Page.navigateToHistoryEntry", { entryId: historyEntry as number });
+    if (opts.waitUntil === "none") return;
+    // History moves may stay within the document (no new loader); only wait when a load is coming.
+    await new Promise((r) => setTimeout(r, 30));
+    if (page.loading || page.loaderId !== loaderBefore || op === "reload") {
+      const loaded = await page.waitForLoad(
+        page.loaderId !== loaderBefore ? page.loaderId : undefined,
+        opts.timeoutMs,
+      );
+      if (!loaded) throw navigationTimeout(page, opts.timeoutMs);
+    }
+  });
+}
+
+function navigationTimeout(page: PageTarget, timeoutMs: number): ToolError {
+  return new ToolError({
+    code: "navigation_timeout",
+    message: `The page did not finish loading within ${timeoutMs} ms.`,
+    retry: "safe",
+    recovery: 'Raise timeout_ms, or pass wait_until: "none" and check the page with snapshot_page.',
+    affected: { page_id: page.id },
+    details: { timeout_ms: timeoutMs },
+  });
+}
