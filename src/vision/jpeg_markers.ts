@@ -1,0 +1,165 @@
+/**
+ * The marker segments around the entropy-coded data: frame (SOF), Huffman (DHT), quantization (DQT) and
+ * scan (SOS) headers, plus the APPn hints that decide whether three components are RGB.
+ */
+
+import { JpegDecodeError, JpegUnsupportedError } from "./jpeg_errors.ts";
+import { buildTable, type HuffmanTable } from "./jpeg_huffman.ts";
+
+export interface FrameComponent {
+  id: number;
+  h: number;
+  v: number;
+  tq: number;
+}
+
+export interface Frame {
+  width: number;
+  height: number;
+  components: FrameComponent[];
+  hMax: number;
+  vMax: number;
+}
+
+export function readU16(b: Uint8Array, i: number): number {
+  return (b[i] << 8) | b[i + 1];
+}
+
+export function markerName(marker: number): string {
+  return `0xFF${marker.toString(16).toUpperCase().padStart(2, "0")}`;
+}
+
+export const SOF_NAMES: Record<number, string> = {
+  0xc2: "progressive (SOF2)",
+  0xc3: "lossless (SOF3)",
+  0xc5: "differential sequential (SOF5)",
+  0xc6: "differential progressive (SOF6)",
+  0xc7: "differential lossless (SOF7)",
+  0xc9: "arithmetic-coded sequential (SOF9)",
+  0xca: "arithmetic-coded progressive (SOF10)",
+  0xcb: "arithmetic-coded lossless (SOF11)",
+  0xcd: "arithmetic-coded differential sequential (SOF13)",
+  0xce: "arithmetic-coded differential progressive (SOF14)",
+  0xcf: "arithmetic-coded differential lossless (SOF15)",
+};
+
+export function parseFrame(b: Uint8Array, at: number, len: number): Frame {
+  if (len < 6) throw new JpegDecodeError("SOF segment too short");
+  const precision = b[at];
+  const height = readU16(b, at + 1);
+  const width = readU16(b, at + 3);
+  const nf = b[at + 5];
+  if (precision !== 8) {
+    throw new JpegUnsupportedError(`${precision}-bit samples are not supported (8-bit baseline only)`);
+  }
+  if (width === 0) throw new JpegDecodeError("JPEG width is 0");
+  if (height === 0) throw new JpegUnsupportedError("height defined by a DNL marker is not supported");
+  if (nf === 0) throw new JpegDecodeError("JPEG frame has no components");
+  if (nf !== 1 && nf !== 3) {
+    throw new JpegUnsupportedError(`${nf}-component JPEGs are not supported (1 or 3 only)`);
+  }
+  if (len < 6 + nf * 3) throw new JpegDecodeError("SOF segment too short for its components");
+  const components: FrameComponent[] = [];
+  let hMax = 1;
+  let vMax = 1;
+  for (let i = 0; i < nf; i++) {
+    const p = at + 6 + i * 3;
+    const h = b[p + 1] >> 4;
+    const v = b[p + 1] & 15;
+    const tq = b[p + 2];
+    if (h < 1 || h > 4 || v < 1 || v > 4) throw new JpegDecodeError(`invalid sampling factors ${h}×${v}`);
+    if (tq > 3) throw new JpegDecodeError(`invalid quantization table ${tq}`);
+    hMax = Math.max(hMax, h);
+    vMax = Math.max(vMax, v);
+    components.push({ id: b[p], h, v, tq });
+  }
+  return { width, height, components, hMax, vMax };
+}
+
+/** Same decision as libjpeg: JFIF means YCbCr; else Adobe's transform flag; else component ids. */
+export function isRgb(frame: Frame, jfif: boolean, adobeTransform: number): boolean {
+  if (frame.components.length !== 3 || jfif) return false;
+  if (adobeTransform >= 0) return adobeTransform === 0;
+  const [a, b, c] = frame.components;
+  return a.id === 0x52 && b.id === 0x47 && c.id === 0x42;
+}
+
+/** DHT: one or more tables, each replacing any earlier one with the same class and id. */
+export function parseHuffmanTables(
+  bytes: Uint8Array,
+  at: number,
+  end: number,
+  dcTables: (HuffmanTable | undefined)[],
+  acTables: (HuffmanTable | undefined)[],
+): void {
+  let p = at;
+  while (p < end) {
+    if (p + 17 > end) throw new JpegDecodeError("DHT segment too short");
+    const tc = bytes[p] >> 4;
+    const th = bytes[p] & 15;
+    if (tc > 1 || th > 3) throw new JpegDecodeError(`invalid Huffman table class/id ${tc}/${th}`);
+    const counts = bytes.subarray(p + 1, p + 17);
+    let total = 0;
+    for (let i = 0; i < 16; i++) total += counts[i];
+    if (total > 256 || p + 17 + total > end) {
+      throw new JpegDecodeError("DHT segment too short for its codes");
+    }
+    const table = buildTable(counts, bytes.subarray(p + 17, p + 17 + total), tc === 0);
+    (tc === 0 ? dcTables : acTables)[th] = table;
+    p += 17 + total;
+  }
+}
+
+/** DQT: one or more tables, of which only the DC entry is kept. */
+export function parseDcQuant(bytes: Uint8Array, at: number, end: number, dcQuant: number[]): void {
+  let p = at;
+  while (p < end) {
+    const pq = bytes[p] >> 4;
+    const tq = bytes[p] & 15;
+    const size = pq === 0 ? 64 : 128;
+    if (pq > 1 || tq > 3) {
+      throw new JpegDecodeError(`invalid quantization table precision/id ${pq}/${tq}`);
+    }
+    if (p + 1 + size > end) throw new JpegDecodeError("DQT segment too short");
+    // Only the first entry (DC, first in zigzag order) is ever used.
+    dcQuant[tq] = pq === 0 ? bytes[p + 1] : readU16(bytes, p + 1);
+    p += 1 + size;
+  }
+}
+
+export interface ScanHeader {
+  /** Frame component index of each scan component, in scan order. */
+  comps: number[];
+  dcs: HuffmanTable[];
+  acs: HuffmanTable[];
+}
+
+/** SOS: which frame components the scan holds, with their Huffman tables. */
+export function parseScanHeader(
+  bytes: Uint8Array,
+  at: number,
+  end: number,
+  frame: Frame,
+  dcTables: (HuffmanTable | undefined)[],
+  acTables: (HuffmanTable | undefined)[],
+): ScanHeader {
+  const ns = bytes[at];
+  if (ns < 1 || ns > 4 || end - at < 1 + ns * 2 + 3) throw new JpegDecodeError("malformed SOS segment");
+  const comps: number[] = [];
+  const dcs: HuffmanTable[] = [];
+  const acs: HuffmanTable[] = [];
+  for (let i = 0; i < ns; i++) {
+    const id = bytes[at + 1 + i * 2];
+    const ci = frame.components.findIndex((c) => c.id === id);
+    if (ci < 0) throw new JpegDecodeError(`scan names unknown component ${id}`);
+    comps.push(ci);
+    const td = bytes[at + 2 + i * 2] >> 4;
+    const ta = bytes[at + 2 + i * 2] & 15;
+    const dc = dcTables[td];
+    const ac = acTables[ta];
+    if (!dc || !ac) throw new JpegDecodeError(`scan uses undefined Huffman table (DC ${td}, AC ${ta})`);
+    dcs.push(dc);
+    acs.push(ac);
+  }
+  return { comps, dcs, acs };
+}
