@@ -6,22 +6,14 @@
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { serveStatic } from "../src/demo/static_server.ts";
 import { startServer } from "../tests/e2e/harness.ts";
+import { CHROME_ARGS, CHROMIUM } from "./lib/chromium.ts";
+import { installPeers, PEERS_DIR } from "./lib/peers.ts";
+import { formatTable, int } from "./lib/table.ts";
 
 const ITERATIONS = 12;
 const CALL_TIMEOUT_MS = 30_000;
-const CHROMIUM = Deno.env.get("KROMETRAIL_CHROME") ?? "/usr/bin/chromium";
-const CHROME_ARGS = [
-  "--no-sandbox",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-  "--no-first-run",
-  "--disable-quic",
-];
-const PEERS_DIR = fileURLToPath(new URL("./peers/", import.meta.url));
 const PLAYWRIGHT_BIN = join(PEERS_DIR, "node_modules/@playwright/mcp/cli.js");
 const DEVTOOLS_BIN = join(PEERS_DIR, "node_modules/chrome-devtools-mcp/build/src/bin/chrome-devtools-mcp.js");
 
@@ -330,8 +322,6 @@ function p90(values: number[]): number {
 
 const medianOf = (r: Report, action: string) => r.ms[action]?.length ? median(r.ms[action]) : undefined;
 
-const fmt = (n: number | undefined) => n === undefined ? "—" : Math.round(n).toLocaleString("en-US");
-
 function table(reports: Report[]): string {
   const actions = [...new Set(reports.flatMap((r) => Object.keys(r.ms)))];
   const rows: string[][] = [["", ...reports.map((r) => `${r.name}${r.version ? ` ${r.version}` : ""}`)]];
@@ -340,7 +330,7 @@ function table(reports: Report[]): string {
       `${a} ms, median / p90`,
       ...reports.map((r) => {
         const v = r.ms[a];
-        return v?.length ? `${fmt(median(v))} / ${fmt(p90(v))}` : "—";
+        return v?.length ? `${int(median(v))} / ${int(p90(v))}` : "—";
       }),
     ]);
   }
@@ -350,25 +340,18 @@ function table(reports: Report[]): string {
       ...reports.map((r) => {
         if (r.chars[a] === undefined) return "—";
         const s = r.structuredChars[a];
-        return `${fmt(r.chars[a])}${s ? ` (+${fmt(s)} structured)` : ""}`;
+        return `${int(r.chars[a])}${s ? ` (+${int(s)} structured)` : ""}`;
       }),
     ]);
   }
-  rows.push(["tools/list: tools", ...reports.map((r) => fmt(r.tools?.count))]);
-  rows.push(["tools/list: total chars", ...reports.map((r) => fmt(r.tools?.total))]);
-  rows.push(["tools/list: chars per tool, mean", ...reports.map((r) => fmt(r.tools?.mean))]);
+  rows.push(["tools/list: tools", ...reports.map((r) => int(r.tools?.count))]);
+  rows.push(["tools/list: total chars", ...reports.map((r) => int(r.tools?.total))]);
+  rows.push(["tools/list: chars per tool, mean", ...reports.map((r) => int(r.tools?.mean))]);
   rows.push([
     "tools/list: chars per tool, max",
-    ...reports.map((r) => r.tools ? `${fmt(r.tools.max)} (${r.tools.maxName})` : "—"),
+    ...reports.map((r) => r.tools ? `${int(r.tools.max)} (${r.tools.maxName})` : "—"),
   ]);
-  const widths = rows[0].map((_, c) => Math.max(...rows.map((row) => row[c].length)));
-  const line = (row: string[]) =>
-    row.map((cell, c) => c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]));
-  return [
-    line(rows[0]).join("  "),
-    widths.map((w) => "-".repeat(w)).join("  "),
-    ...rows.slice(1).map((r) => line(r).join("  ")),
-  ].join("\n");
+  return formatTable(rows);
 }
 
 function targets(reports: Report[]): string[] {
@@ -383,15 +366,15 @@ function targets(reports: Report[]): string[] {
   const snapshot = ours.chars.snapshot;
   const { mean, max, maxName } = ours.tools ?? {};
   const checks: Array<[number | undefined, (v: number) => boolean, string]> = [
-    [click, (v) => v <= 150, `click round trip with observation ≤ 150 ms median: ${fmt(click)} ms`],
+    [click, (v) => v <= 150, `click round trip with observation ≤ 150 ms median: ${int(click)} ms`],
     [
       ratio,
       (v) => v >= 2,
       `click ≥ 2× faster than chrome-devtools-mcp with snapshot: ${ratio?.toFixed(2)}×${bare}`,
     ],
-    [snapshot, (v) => v <= 15_000, `concise heavy-page snapshot ≤ 15,000 chars: ${fmt(snapshot)}`],
-    [mean, (v) => v <= 600, `≤ 600 schema chars per tool, mean: ${fmt(mean)}`],
-    [max, (v) => v <= 600, `≤ 600 schema chars per tool, every tool: max ${fmt(max)} (${maxName})`],
+    [snapshot, (v) => v <= 15_000, `concise heavy-page snapshot ≤ 15,000 chars: ${int(snapshot)}`],
+    [mean, (v) => v <= 600, `≤ 600 schema chars per tool, mean: ${int(mean)}`],
+    [max, (v) => v <= 600, `≤ 600 schema chars per tool, every tool: max ${int(max)} (${maxName})`],
   ];
   return checks.map(([v, ok, text]) => `${v === undefined ? "n/a " : ok(v) ? "PASS" : "MISS"}  ${text}`);
 }
@@ -403,19 +386,8 @@ async function ensurePeers(): Promise<void> {
     [PLAYWRIGHT_BIN, DEVTOOLS_BIN].map((p) => Deno.stat(p).then(() => true, () => false)),
   );
   if (present.every(Boolean)) return;
-  console.error("Installing peers from bench/peers/package-lock.json (npm ci) …");
-  try {
-    const npm = new Deno.Command("npm", {
-      args: ["ci", "--prefix", PEERS_DIR, "--no-audit", "--no-fund"],
-      stdout: "inherit",
-      stderr: "inherit",
-    });
-    if (!(await npm.output()).success) console.error("npm ci failed; missing peers will be reported.");
-  } catch (err) {
-    console.error(
-      `npm could not run (${err instanceof Error ? err.message : err}); missing peers will be reported.`,
-    );
-  }
+  const failure = await installPeers();
+  if (failure) console.error(`${failure}; missing peers will be reported.`);
 }
 
 const site = serveStatic();
