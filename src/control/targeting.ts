@@ -104,6 +104,17 @@ function refFor(session: BrowserSession, page: PageTarget, backendNodeId: number
   });
 }
 
+/** A resolved element with a fresh ref for the page's current document. */
+function elementTarget(
+  session: BrowserSession,
+  page: PageTarget,
+  backendNodeId: number,
+  objectId: string,
+  via: string,
+): ResolvedTarget {
+  return { kind: "element", page, backendNodeId, objectId, ref: refFor(session, page, backendNodeId), via };
+}
+
 function locatorOutcome(loc: Locator, count: number, truncated: boolean, candidates: string[]): ToolError {
   const what = describeLocator(loc);
   if (count === 0) {
@@ -231,14 +242,7 @@ export async function resolveTarget(
   }
   if (spec.locator !== undefined) {
     const { backendNodeId, objectId } = await resolveLocator(session, page, spec.locator);
-    return {
-      kind: "element",
-      page,
-      backendNodeId,
-      objectId,
-      ref: refFor(session, page, backendNodeId),
-      via: "locator",
-    };
+    return elementTarget(session, page, backendNodeId, objectId, "locator");
   }
   if (spec.selector !== undefined) {
     const evaluated = await page.send("Runtime.evaluate", {
@@ -264,15 +268,7 @@ export async function resolveTarget(
         affected: { argument: "selector" },
       });
     }
-    const backendNodeId = await backendIdOf(page, objectId);
-    return {
-      kind: "element",
-      page,
-      backendNodeId,
-      objectId,
-      ref: refFor(session, page, backendNodeId),
-      via: "selector",
-    };
+    return elementTarget(session, page, await backendIdOf(page, objectId), objectId, "selector");
   }
   if (spec.x === undefined || spec.y === undefined) throw invalidTarget("Coordinates need both x and y.");
   return { kind: "point", page, x: spec.x, y: spec.y, via: "coordinates" };
