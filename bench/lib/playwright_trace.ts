@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { CHROME_ARGS, CHROMIUM } from "./chromium.ts";
 import { intervals, type PageStats, pageWindow, type Report } from "./capture_report.ts";
-import { jpegSize } from "./jpeg_size.ts";
+import { jpegSize } from "../../src/vision/jpeg_size.ts";
 import { installPeers, PEERS_DIR } from "./peers.ts";
 import { descendants, reap, rssKb, sample, type Stat, usage, watchRss } from "./proc_sampling.ts";
 import { mb } from "./table.ts";

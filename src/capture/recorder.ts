@@ -15,7 +15,7 @@ import type {
   SessionStorage,
   ToWorker,
 } from "./messages.ts";
-import { ScreencastStream, type StreamHost, type StreamStats } from "./screencast.ts";
+import { type LatestFrame, ScreencastStream, type StreamHost, type StreamStats } from "./screencast.ts";
 
 const log = logger("capture");
 
@@ -84,6 +84,12 @@ export class SessionCapture implements StreamHost {
 
   gapEnd(pageId: string, kind: GapRow["kind"], endNs: number): void {
     this.recorder.send({ type: "gap_end", session_id: this.sessionId, page_id: pageId, kind, end_ns: endNs });
+  }
+
+  /** The page's current frame from its stream, for observations (see ScreencastStream.currentFrame). */
+  currentFrame(pageId: string, sinceNs: number, waitMs: number): Promise<LatestFrame | undefined> {
+    const stream = this.streams.get(pageId);
+    return stream && !this.stopped ? stream.currentFrame(sinceNs, waitMs) : Promise.resolve(undefined);
   }
 
   /** Capture pauses at the budget: one open gap per page until the session ends. */

@@ -15,6 +15,14 @@ export interface StreamHost {
   ackLatency(ms: number): void;
 }
 
+/** The most recent frame a stream received (kept for post-action observations). */
+export interface LatestFrame {
+  ordinal: number;
+  recvNs: number;
+  /** Base64 JPEG as Chrome sent it. */
+  data: string;
+}
+
 export interface StreamStats {
   received: number;
   handed_off: number;
@@ -50,6 +58,8 @@ export class ScreencastStream {
   #lastDroppedNs = 0;
   #hidden = false;
   #unanswered = new Set<number>();
+  #latest?: LatestFrame;
+  #frameWaiters = new Set<(frame: LatestFrame) => void>();
 
   constructor(readonly page: PageTarget, private readonly host: StreamHost) {}
 
@@ -108,6 +118,8 @@ export class ScreencastStream {
     }
 
     const meta = params.metadata;
+    this.#latest = { ordinal, recvNs, data: params.data };
+    for (const waiter of [...this.#frameWaiters]) waiter(this.#latest);
     const accepted = this.host.handoff({
       type: "frame",
       session_id: this.host.sessionId,
@@ -142,6 +154,30 @@ export class ScreencastStream {
         cause: "ingestion queue full; frame acknowledged and dropped",
       });
     }
+  }
+
+  /**
+   * The frame that shows the page as it is now, for a post-action observation: the first frame
+   * received after `sinceNs` (waiting up to `waitMs`), else the latest one, which stays current
+   * while Chrome paints nothing new. Undefined when the stream cannot vouch for the present
+   * (ended, hidden, or no frame yet).
+   */
+  currentFrame(sinceNs: number, waitMs: number): Promise<LatestFrame | undefined> {
+    if (this.stats.terminal || this.#hidden) return Promise.resolve(undefined);
+    const latest = this.#latest;
+    if (latest && latest.recvNs >= sinceNs) return Promise.resolve(latest);
+    return new Promise((resolve) => {
+      const waiter = (frame: LatestFrame) => {
+        clearTimeout(timer);
+        this.#frameWaiters.delete(waiter);
+        resolve(frame);
+      };
+      const timer = setTimeout(() => {
+        this.#frameWaiters.delete(waiter);
+        resolve(this.stats.terminal || this.#hidden ? undefined : this.#latest);
+      }, waitMs);
+      this.#frameWaiters.add(waiter);
+    });
   }
 
   /** One-shot acknowledgement failed beyond the deadline: the stream ends with exactly one gap. */

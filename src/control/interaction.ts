@@ -3,7 +3,13 @@ import type { PageTarget } from "../browser/targets.ts";
 import { asToolError, ToolError } from "../errors.ts";
 import type { Detail } from "../snapshot/present.ts";
 import type { InstanceStore } from "../store/instance.ts";
-import { type ActionContext, beginAction, type Observation, observe } from "./observation.ts";
+import {
+  type ActionContext,
+  beginAction,
+  type FrameSource,
+  type Observation,
+  observe,
+} from "./observation.ts";
 import { releaseTargeting } from "./targeting.ts";
 import { interactionRow, type InteractionSink } from "./timeline.ts";
 
@@ -14,6 +20,8 @@ export interface ActionEnv {
   inlineImage: boolean;
   /** Persists each finished interaction record so it anchors the timeline. */
   persist?: InteractionSink;
+  /** Recorded frames, used as the post-action image while capture runs. */
+  frames?: FrameSource;
 }
 
 export function dialogOpen(page: PageTarget): ToolError {
@@ -80,6 +88,7 @@ async function dispatchAndObserve(
     store: env.store,
     detail: env.detail,
     inlineImage: env.inlineImage,
+    frames: env.frames,
   });
   env.persist?.(interactionRow(ctx.record));
   // Not awaited: a dialog the action opened blocks the renderer until it is handled.

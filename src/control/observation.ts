@@ -5,6 +5,7 @@ import { observeSnapshot } from "../snapshot/acquire.ts";
 import { type Detail, presentSnapshot, unchangedMarker } from "../snapshot/present.ts";
 import type { SemanticOutcome } from "../snapshot/probe.ts";
 import { cdpMessage } from "../browser/cdp.ts";
+import { jpegDimensions } from "../vision/jpeg_size.ts";
 
 /** The spec's bounded compositor rendezvous: two animation frames, at most 250 ms. */
 export const RENDEZVOUS_CAP_MS = 250;
@@ -94,10 +95,79 @@ export interface Observation {
   image?: { data: string; mimeType: string };
 }
 
+/** A recorded frame standing for the page's present pixels (see the capture streams). */
+export interface SourceFrame {
+  ordinal: number;
+  recvNs: number;
+  data: string;
+}
+
+/** Gives the page's current recorded frame: the first after `sinceNs` within `waitMs`, else the latest. */
+export type FrameSource = (
+  pageId: string,
+  sinceNs: number,
+  waitMs: number,
+) => Promise<SourceFrame | undefined>;
+
 export interface ObserveOptions {
   store: InstanceStore;
   detail: Detail;
   inlineImage: boolean;
+  /** When capture runs, the post-action image is its frame instead of a separate screenshot. */
+  frames?: FrameSource;
+}
+
+/**
+ * How long an observation waits for the screencast to deliver the post-rendezvous paint. A paint
+ * that follows the rendezvous arrives within ~15 ms here; when none comes, nothing was painted and
+ * the latest frame is the present picture.
+ */
+const FRAME_WAIT_MS = 40;
+
+interface Shot {
+  data: string;
+  mimeType: "image/png" | "image/jpeg";
+  bytes: Uint8Array;
+  width: number;
+  height: number;
+  source: Record<string, unknown>;
+}
+
+/**
+ * The post-action image. With capture running, the recorded frame that shows the page after the
+ * rendezvous is the image (no second encode, and it is the retained evidence itself); otherwise,
+ * or when the stream cannot vouch for the present, a PNG screenshot is taken.
+ */
+async function postActionImage(
+  page: PageTarget,
+  sinceNs: number,
+  notBeforeNs: number | undefined,
+  frames: FrameSource | undefined,
+): Promise<Shot> {
+  const frame = frames ? await frames(page.id, sinceNs, FRAME_WAIT_MS) : undefined;
+  // A new document must have painted since the action; an older frame cannot stand for it.
+  if (frame && (notBeforeNs === undefined || frame.recvNs >= notBeforeNs)) {
+    const bytes = decodeBase64(frame.data);
+    const size = jpegDimensions(bytes) ?? { width: 0, height: 0 };
+    return {
+      data: frame.data,
+      mimeType: "image/jpeg",
+      bytes,
+      ...size,
+      source: {
+        kind: "screencast_frame",
+        ordinal: frame.ordinal,
+        session_time_ms: Math.round(frame.recvNs / 1e3) / 1e3,
+      },
+    };
+  }
+  const shot = await page.send(
+    "Page.captureScreenshot",
+    { format: "png", optimizeForSpeed: true },
+    SCREENSHOT_TIMEOUT_MS,
+  );
+  const bytes = decodeBase64(shot.data);
+  return { data: shot.data, mimeType: "image/png", bytes, ...pngSize(bytes), source: { kind: "screenshot" } };
 }
 
 /**
@@ -141,18 +211,32 @@ export async function observe(ctx: ActionContext, opts: ObserveOptions): Promise
   } else if (hidden) {
     warnings.push("target_hidden: the page is in the background (focus preserve); no screenshot or snapshot");
   } else {
-    // Screenshot (browser process) and snapshot (renderer) run side by side.
+    // Image (browser process or recorded frame) and snapshot (renderer) run side by side.
+    const sinceNs = Math.round(session.now() * 1e6);
     const [shotResult, snapResult] = await Promise.allSettled([
-      page.send("Page.captureScreenshot", { format: "png", optimizeForSpeed: true }, SCREENSHOT_TIMEOUT_MS),
+      postActionImage(
+        page,
+        sinceNs,
+        page.generation !== ctx.before.generation
+          ? Math.round((record.dispatched_ms ?? record.started_ms) * 1e6)
+          : undefined,
+        opts.frames,
+      ),
       observeSnapshot(session, page, opts.detail === "concise"),
     ]);
     if (shotResult.status === "fulfilled") {
-      const bytes = decodeBase64(shotResult.value.data);
-      const saved = await opts.store.writeEvidence("screenshots", "png", bytes);
+      const shot = shotResult.value;
+      const saved = await opts.store.writeEvidence(
+        "screenshots",
+        shot.mimeType === "image/png" ? "png" : "jpg",
+        shot.bytes,
+      );
       screenshot = {
         uri: saved.uri,
-        mime_type: "image/png",
-        ...pngSize(bytes),
+        mime_type: shot.mimeType,
+        width: shot.width,
+        height: shot.height,
+        source: shot.source,
         rendezvous: rendezvousObserved ? "observed" : "unobserved",
         ...(rendezvousObserved ? {} : {
           marker: "compositor_rendezvous_unobserved",
@@ -160,7 +244,7 @@ export async function observe(ctx: ActionContext, opts: ObserveOptions): Promise
             "Image is not confirmed settled; retained temporal frames are the authority for settled visual state.",
         }),
       };
-      if (opts.inlineImage) image = { data: shotResult.value.data, mimeType: "image/png" };
+      if (opts.inlineImage) image = { data: shot.data, mimeType: shot.mimeType };
     } else {
       warnings.push(`screenshot_unavailable: ${cdpMessage(shotResult.reason)}`);
     }

@@ -92,7 +92,7 @@ export async function runDemo(app: AppContext, args: string[]): Promise<number> 
     const files: string[] = [];
     for (const uri of uris) {
       const { bytes } = await app.store.readEvidence(uri.slice(EVIDENCE_SCHEME.length));
-      const name = `${String(++shot).padStart(2, "0")}-${step.tool}.png`;
+      const name = `${String(++shot).padStart(2, "0")}-${step.tool}.${uri.endsWith(".jpg") ? "jpg" : "png"}`;
       await Deno.writeFile(join(outDir, name), bytes);
       files.push(name);
     }

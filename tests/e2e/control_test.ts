@@ -27,9 +27,20 @@ Deno.test({
       assertMatch(String(nav.interaction_id), /^s\d+-i\d+$/);
       assertEquals((nav.navigation as { navigated: boolean }).navigated, true);
       assertEquals((nav.page as { url: string }).url, `${site.origin}/index.html`);
-      const shot = nav.screenshot as { uri: string; width: number; height: number; rendezvous: string };
-      assertMatch(shot.uri, /^krometrail:\/\/evidence\/screenshots\/.+\.png$/);
+      const shot = nav.screenshot as {
+        uri: string;
+        width: number;
+        height: number;
+        mime_type: string;
+        source: { kind: string; ordinal?: number };
+      };
+      assertMatch(shot.uri, /^krometrail:\/\/evidence\/screenshots\/.+\.(png|jpg)$/);
       assert(shot.width > 0 && shot.height > 0);
+      // With capture running the image is the recorded frame showing the new state; a screenshot is
+      // taken instead when the new document's frame has not arrived yet.
+      const jpeg = shot.source.kind === "screencast_frame";
+      assert(jpeg || shot.source.kind === "screenshot", shot.source.kind);
+      assertEquals(shot.mime_type, jpeg ? "image/jpeg" : "image/png");
 
       const raw = await server.client.request({ method: "resources/read", params: { uri: shot.uri } }) as {
         ttlMs?: number;
@@ -37,8 +48,11 @@ Deno.test({
       assertEquals(raw.ttlMs, 0, "resource reads are not cached");
       const resource = await server.client.readResource({ uri: shot.uri });
       const blob = resource.contents[0] as { blob?: string; mimeType?: string };
-      assertEquals(blob.mimeType, "image/png");
-      assert(atob(blob.blob ?? "").startsWith("\x89PNG"), "resource is a PNG");
+      assertEquals(blob.mimeType, shot.mime_type);
+      assert(
+        atob(blob.blob ?? "").startsWith(jpeg ? "\xff\xd8" : "\x89PNG"),
+        "resource bytes match their type",
+      );
 
       const snapResult = await server.call("snapshot_page");
       const snap = structured(snapResult);
@@ -52,6 +66,7 @@ Deno.test({
       const clicked = structured(await server.call("click", { ref: showRef }));
       assertEquals(clicked.status, "ok");
       assertEquals((clicked.target as { ref: string }).ref, showRef);
+      const clickShot = clicked.screenshot as { source: { kind: string } };
       const afterClick = clicked.snapshot as { targets?: Array<{ role: string; name: string }> };
       assert(
         afterClick.targets?.some((t) => t.role === "button" && t.name === "Hide details"),
@@ -68,6 +83,10 @@ Deno.test({
       assertEquals(structured(value).value, "Ada Lovelace");
 
       const pressed = structured(await server.call("press_keys", { keys: "Enter" }));
+      const kinds = [clickShot, filled.screenshot, pressed.screenshot].map((x) =>
+        (x as { source: { kind: string } }).source.kind
+      );
+      assert(kinds.includes("screencast_frame"), `recorded frames serve as post-action images: ${kinds}`);
       assertEquals(pressed.status, "ok");
       const outcomes = pressed.semantic_outcomes as Array<{ role: string; text: string }>;
       assert(

@@ -7,11 +7,14 @@ export function actionEnv(
   args: { detail?: "concise" | "expanded" | "full"; inline_images?: boolean },
   inlineByDefault = false,
 ): ActionEnv {
+  const session = app.browsers.require();
+  const capture = app.recorder.captures.get(session.id);
   return {
-    session: app.browsers.require(),
+    session,
     store: app.store,
     detail: args.detail ?? "concise",
     inlineImage: args.inline_images ?? inlineByDefault,
     persist: (row) => app.recorder.send({ type: "interaction", row }),
+    frames: capture ? (pageId, sinceNs, waitMs) => capture.currentFrame(pageId, sinceNs, waitMs) : undefined,
   };
 }
