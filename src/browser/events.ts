@@ -75,6 +75,33 @@ export function recordBrowserEvents(session: BrowserSession, emit: EventSink): (
     ...fields,
   });
   const requests = new Map<string, PendingRequest>();
+  /** One row per request, at its start time and attributed to the interaction that started it. */
+  const finishRequest = (
+    requestId: string,
+    kind: "request" | "request_failed",
+    outcome: (r: PendingRequest) => { level: string; text: string; data: Record<string, unknown> },
+  ) => {
+    const r = requests.get(requestId);
+    if (!r) return;
+    requests.delete(requestId);
+    const o = outcome(r);
+    emit({
+      ...row(r.page, kind, {
+        level: o.level,
+        text: o.text,
+        data: JSON.stringify({
+          method: r.method,
+          url: r.url,
+          origin: r.origin,
+          resource_type: r.resourceType,
+          ...o.data,
+          duration_ms: Math.round((nowNs() - r.startNs) / 1e6),
+        }),
+      }),
+      at_ns: r.startNs,
+      interaction_id: r.interactionId,
+    });
+  };
   const offs = [
     session.onPageEvent("Runtime.consoleAPICalled", (page, p) => {
       const text = sanitizeText(p.args.map(describeArg).join(" "));
@@ -121,50 +148,18 @@ export function recordBrowserEvents(session: BrowserSession, emit: EventSink): (
       r.mimeType = p.response.mimeType;
     }),
     session.onPageEvent("Network.loadingFinished", (_page, p) => {
-      const r = requests.get(p.requestId);
-      if (!r) return;
-      requests.delete(p.requestId);
-      emit({
-        ...row(r.page, "request", {
-          level: r.status !== undefined && r.status >= 400 ? "error" : "info",
-          text: `${r.method} ${r.url} ${r.status ?? "?"}`,
-          data: JSON.stringify({
-            method: r.method,
-            url: r.url,
-            origin: r.origin,
-            resource_type: r.resourceType,
-            status: r.status ?? null,
-            mime_type: r.mimeType ?? null,
-            encoded_bytes: p.encodedDataLength,
-            duration_ms: Math.round((nowNs() - r.startNs) / 1e6),
-          }),
-        }),
-        at_ns: r.startNs,
-        interaction_id: r.interactionId,
-      });
+      finishRequest(p.requestId, "request", (r) => ({
+        level: r.status !== undefined && r.status >= 400 ? "error" : "info",
+        text: `${r.method} ${r.url} ${r.status ?? "?"}`,
+        data: { status: r.status ?? null, mime_type: r.mimeType ?? null, encoded_bytes: p.encodedDataLength },
+      }));
     }),
     session.onPageEvent("Network.loadingFailed", (_page, p) => {
-      const r = requests.get(p.requestId);
-      if (!r) return;
-      requests.delete(p.requestId);
-      emit({
-        ...row(r.page, "request_failed", {
-          level: p.canceled ? "warning" : "error",
-          text: `${r.method} ${r.url} failed: ${p.errorText}`,
-          data: JSON.stringify({
-            method: r.method,
-            url: r.url,
-            origin: r.origin,
-            resource_type: r.resourceType,
-            error: p.errorText,
-            canceled: p.canceled ?? false,
-            blocked_reason: p.blockedReason ?? null,
-            duration_ms: Math.round((nowNs() - r.startNs) / 1e6),
-          }),
-        }),
-        at_ns: r.startNs,
-        interaction_id: r.interactionId,
-      });
+      finishRequest(p.requestId, "request_failed", (r) => ({
+        level: p.canceled ? "warning" : "error",
+        text: `${r.method} ${r.url} failed: ${p.errorText}`,
+        data: { error: p.errorText, canceled: p.canceled ?? false, blocked_reason: p.blockedReason ?? null },
+      }));
     }),
     session.onPageEvent("Page.frameNavigated", (page, p) => {
       if (p.frame.parentId) return;

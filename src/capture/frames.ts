@@ -112,7 +112,13 @@ export function frameBytes(db: DatabaseSync, sessionId: string, frameId: number)
      JOIN segments s ON s.id = f.segment_id WHERE f.session_id = ? AND f.id = ?`,
   ).get(sessionId, frameId) as { offset: number; length: number; path: string } | undefined;
   if (!row) return undefined;
-  return readFrame(row.path, row.offset, row.length);
+  try {
+    return readFrame(row.path, row.offset, row.length);
+  } catch (err) {
+    // The worker may seal the segment (rename .open to .seg) between our query and the read.
+    if (!row.path.endsWith(".open")) throw err;
+    return readFrame(row.path.replace(/\.open$/, ".seg"), row.offset, row.length);
+  }
 }
 
 export interface GapView {

@@ -50,8 +50,3 @@ export function toCallToolResult(out: ToolOutput): CallToolResult {
     ...(out.isError ? { isError: true } : {}),
   };
 }
-
-/** Decides whether an image goes inline: explicit visual tools default on, routine actions off. */
-export function wantsInline(requested: boolean | undefined, defaultOn: boolean): boolean {
-  return requested ?? defaultOn;
-}

@@ -23,10 +23,6 @@ function stateOf(page: PageTarget): PageSnapshotState {
   return s;
 }
 
-export function lastSnapshot(page: PageTarget): Snapshot | undefined {
-  return stateOf(page).last;
-}
-
 function fnv1a(text: string): string {
   let h = 0x811c9dc5;
   for (let i = 0; i < text.length; i++) {

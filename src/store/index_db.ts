@@ -1,4 +1,4 @@
-import { DatabaseSync, type SQLInputValue } from "node:sqlite";
+import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
 import { join } from "node:path";
 import { CACHE_MEMBERS, INDEX_FILE, INDEX_FORMAT_VERSION } from "./format.ts";
 
@@ -103,9 +103,24 @@ export function openIndexReader(root: string): DatabaseSync {
 
 export type Row = Record<string, SQLInputValue>;
 
-/** Inserts a row into a table by its column names (names come from our own code, never input). */
+const statements = new WeakMap<DatabaseSync, Map<string, StatementSync>>();
+
+/**
+ * Inserts a row into a table by its column names (names come from our own code, never input).
+ * Statements are prepared once per table and column set: this runs for every ingested frame.
+ */
 export function insertRow(db: DatabaseSync, table: string, row: Row): void {
   const cols = Object.keys(row);
-  db.prepare(`INSERT OR REPLACE INTO ${table}(${cols.join(",")}) VALUES (${cols.map(() => "?").join(",")})`)
-    .run(...cols.map((c) => row[c]));
+  const key = `${table}(${cols.join(",")})`;
+  let cache = statements.get(db);
+  if (!cache) {
+    cache = new Map();
+    statements.set(db, cache);
+  }
+  let stmt = cache.get(key);
+  if (!stmt) {
+    stmt = db.prepare(`INSERT OR REPLACE INTO ${key} VALUES (${cols.map(() => "?").join(",")})`);
+    cache.set(key, stmt);
+  }
+  stmt.run(...cols.map((c) => row[c]));
 }
