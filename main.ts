@@ -7,6 +7,8 @@ import type { AppContext } from "./src/mcp/context.ts";
 import { runDemo } from "./src/demo/run.ts";
 import { Recorder } from "./src/capture/recorder.ts";
 import type { FaultPlan } from "./src/capture/messages.ts";
+import { TemporalState } from "./src/temporal/state.ts";
+import { qualifyFfmpeg } from "./src/temporal/ffmpeg.ts";
 import denoJson from "./deno.json" with { type: "json" };
 
 export const VERSION: string = denoJson.version;
@@ -18,11 +20,15 @@ async function createApp(): Promise<AppContext> {
   await setupLogging(config.logLevel);
   const store = await InstanceStore.open(config.dataDir);
   const recorder = await Recorder.open(store.root, config.diskBudgetBytes, testFaults());
+  // Bounded (5 s); a missing or unqualified ffmpeg only removes the temporal-video tools.
+  const video = await qualifyFfmpeg();
+  if (!video.available) logger("main").info("temporal-video unavailable: {reason}", { reason: video.reason });
   return {
     config,
     browsers: new BrowserManager(config),
     store,
     recorder,
+    temporal: new TemporalState(video),
     startedAt: new Date(),
     version: VERSION,
   };

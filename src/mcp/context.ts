@@ -2,6 +2,7 @@ import type { Config } from "../config.ts";
 import type { BrowserManager } from "../browser/lifecycle.ts";
 import type { InstanceStore } from "../store/instance.ts";
 import type { Recorder } from "../capture/recorder.ts";
+import type { TemporalState } from "../temporal/state.ts";
 
 /** What every tool handler can reach: configuration, the browser slot and the evidence store. */
 export interface AppContext {
@@ -10,6 +11,8 @@ export interface AppContext {
   readonly store: InstanceStore;
   /** Continuous capture: the ingest worker and the index reader. */
   readonly recorder: Recorder;
+  /** Range handles, artifact caches and the startup video qualification. */
+  readonly temporal: TemporalState;
   readonly startedAt: Date;
   readonly version: string;
 }

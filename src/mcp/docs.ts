@@ -2,7 +2,8 @@ import { buildCatalogue, CAPABILITIES, describeTool } from "./registry.ts";
 
 /** Renders docs/tools.md from the registry; a test fails when the committed file differs. */
 export function renderToolsDoc(): string {
-  const catalogue = buildCatalogue();
+  // Document conditional tools as they appear when their startup condition holds.
+  const catalogue = buildCatalogue({ "temporal-video": { available: true } });
   const lines: string[] = [
     "# krometrail tools",
     "",
@@ -17,7 +18,11 @@ export function renderToolsDoc(): string {
     const a = catalogue.availability.get(cap.name);
     lines.push(
       `| ${cap.name} | ${cap.default} | ${cap.depends.join(", ") || "—"} | ${
-        a?.available ? "available" : `unavailable: ${a?.reason ?? "unknown"}`
+        cap.default === "conditional" && a?.available
+          ? "available when ffmpeg and an H.264 encoder qualify at startup"
+          : a?.available
+          ? "available"
+          : `unavailable: ${a?.reason ?? "unknown"}`
       } | ${cap.responsibility} |`,
     );
   }

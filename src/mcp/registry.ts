@@ -6,6 +6,8 @@ import { inspectTools } from "./tools/inspect.ts";
 import { actionTools } from "./tools/actions.ts";
 import { captureTools } from "./tools/capture.ts";
 import { eventTools } from "./tools/events.ts";
+import { temporalTools } from "./tools/temporal.ts";
+import { videoTools } from "./tools/video.ts";
 
 export type CapabilityName =
   | "control"
@@ -39,7 +41,7 @@ export const CAPABILITIES: readonly Capability[] = [
     default: "enabled",
     depends: [],
     responsibility: "Continuous visual capture, temporal ranges, visual artifacts and source-frame retrieval",
-    tools: captureTools,
+    tools: [...captureTools, ...temporalTools],
   },
   {
     name: "temporal-video",
@@ -47,7 +49,7 @@ export const CAPABILITIES: readonly Capability[] = [
     depends: ["temporal-vision"],
     responsibility:
       "Bounded MP4/H.264 clips from retained source frames through a qualified user-installed ffmpeg",
-    tools: [],
+    tools: videoTools,
   },
   {
     name: "browser-events",
@@ -81,14 +83,25 @@ export const CAPABILITIES: readonly Capability[] = [
 
 export type Availability = { available: true } | { available: false; reason: string };
 
-/** Startup availability per capability: built, enabled, and its dependencies available. */
-export function resolveAvailability(): Map<CapabilityName, Availability> {
+/** What startup learned about conditional capabilities (e.g. whether ffmpeg qualified). */
+export type Conditions = Partial<Record<CapabilityName, Availability>>;
+
+/**
+ * Startup availability per capability: built, enabled, its condition met (conditional ones are
+ * unavailable unless a condition says otherwise), and its dependencies available.
+ */
+export function resolveAvailability(conditions: Conditions = {}): Map<CapabilityName, Availability> {
   const out = new Map<CapabilityName, Availability>();
   for (const cap of CAPABILITIES) {
     if (cap.default === "unavailable") {
       out.set(cap.name, { available: false, reason: "unavailable in this product" });
     } else if (cap.tools.length === 0) {
       out.set(cap.name, { available: false, reason: "not built in this version" });
+    } else if (cap.default === "conditional") {
+      out.set(
+        cap.name,
+        conditions[cap.name] ?? { available: false, reason: "its startup condition was not checked" },
+      );
     } else out.set(cap.name, { available: true });
   }
   for (const cap of CAPABILITIES) {
@@ -107,8 +120,8 @@ export interface Catalogue {
   key: string;
 }
 
-export function buildCatalogue(): Catalogue {
-  const availability = resolveAvailability();
+export function buildCatalogue(conditions: Conditions = {}): Catalogue {
+  const availability = resolveAvailability(conditions);
   const tools = CAPABILITIES.filter((c) => availability.get(c.name)?.available).flatMap((c) => c.tools)
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   const names = new Set<string>();

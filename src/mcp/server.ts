@@ -6,7 +6,13 @@ import { EVIDENCE_SCHEME, evidenceNotFound } from "../store/instance.ts";
 import { frameBytes } from "../capture/frames.ts";
 import { logger } from "../log.ts";
 import type { AppContext } from "./context.ts";
-import { buildCatalogue, type Catalogue, describeTool, type ToolDescriptor } from "./registry.ts";
+import {
+  buildCatalogue,
+  type Catalogue,
+  type Conditions,
+  describeTool,
+  type ToolDescriptor,
+} from "./registry.ts";
 import { toCallToolResult } from "./response.ts";
 import { encodeBase64 } from "./base64.ts";
 
@@ -84,8 +90,18 @@ async function readEvidence(app: AppContext, path: string): Promise<{ bytes: Uin
   return await app.store.readEvidence(path);
 }
 
+/** Startup facts that decide conditional capabilities. */
+export function conditionsOf(app: AppContext): Conditions {
+  const video = app.temporal.video;
+  return {
+    "temporal-video": video.available
+      ? { available: true }
+      : { available: false, reason: `ffmpeg not qualified: ${video.reason}` },
+  };
+}
+
 function buildServer(app: AppContext, paged: PagedCatalogue, era: "legacy" | "modern"): McpServer {
-  const catalogue = buildCatalogue();
+  const catalogue = buildCatalogue(conditionsOf(app));
   const mcp = new McpServer(
     { name: "krometrail", version: app.version },
     {
@@ -156,7 +172,7 @@ function buildServer(app: AppContext, paged: PagedCatalogue, era: "legacy" | "mo
 
 /** Serves MCP on stdio until the client closes stdin; resolves when the connection ends. */
 export function serveMcp(app: AppContext): Promise<void> {
-  const paged = paginate(buildCatalogue(), crypto.randomUUID().slice(0, 8));
+  const paged = paginate(buildCatalogue(conditionsOf(app)), crypto.randomUUID().slice(0, 8));
   return new Promise((resolve) => {
     let closed = false;
     const done = () => {

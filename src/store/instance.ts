@@ -45,11 +45,17 @@ export class InstanceStore {
 
   /** Writes one evidence file and returns its resource URI. */
   async writeEvidence(kind: string, ext: string, bytes: Uint8Array): Promise<{ uri: string; bytes: number }> {
+    const { path, uri } = await this.reserveEvidence(kind, ext);
+    await Deno.writeFile(path, bytes);
+    return { uri, bytes: bytes.byteLength };
+  }
+
+  /** A fresh evidence file name for a writer that produces the file itself (e.g. ffmpeg). */
+  async reserveEvidence(kind: string, ext: string): Promise<{ path: string; uri: string }> {
     const name = `${Date.now().toString(36)}-${(++this.#seq).toString(36)}.${ext}`;
     const dir = join(this.root, "evidence", kind);
     await Deno.mkdir(dir, { recursive: true });
-    await Deno.writeFile(join(dir, name), bytes);
-    return { uri: `${EVIDENCE_SCHEME}${kind}/${name}`, bytes: bytes.byteLength };
+    return { path: join(dir, name), uri: `${EVIDENCE_SCHEME}${kind}/${name}` };
   }
 
   /** Reads an evidence resource; the path is validated so it can never leave the evidence folder. */

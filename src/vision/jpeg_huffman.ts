@@ -7,9 +7,9 @@
 import { JpegDecodeError, truncated } from "./jpeg_errors.ts";
 
 /** Codes up to this length resolve with one table lookup; longer ones (rare) take the canonical-code path. */
-const FAST_BITS = 9;
-const FAST_SIZE = 1 << FAST_BITS;
-const FAST_MASK = FAST_SIZE - 1;
+export const FAST_BITS = 9;
+export const FAST_SIZE = 1 << FAST_BITS;
+export const FAST_MASK = FAST_SIZE - 1;
 /**
  * Zero bytes after the copied entropy data. The decoder checks for overrun once per MCU, and one MCU
  * (≤ 10 blocks × 64 symbols × ≤ 31 bits ≈ 2.5 KB) can read at most this far past the end before that check.
@@ -64,7 +64,7 @@ export function buildTable(counts: Uint8Array, symbols: Uint8Array, isDc: boolea
 }
 
 /** Canonical decode of a code longer than FAST_BITS from 16 peeked bits: (length << 8) | symbol, or -1. */
-function slowSymbol(t: HuffmanTable, peek16: number): number {
+export function slowSymbol(t: HuffmanTable, peek16: number): number {
   for (let len = FAST_BITS + 1; len <= 16; len++) {
     const code = peek16 >>> (16 - len);
     if (code <= t.maxCode[len]) return (len << 8) | t.symbols[code + t.valOffset[len]];

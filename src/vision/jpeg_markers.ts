@@ -92,6 +92,21 @@ export function parseHuffmanTables(
   dcTables: (HuffmanTable | undefined)[],
   acTables: (HuffmanTable | undefined)[],
 ): void {
+  forEachHuffmanTable(bytes, at, end, (tc, th, counts, symbols) => {
+    (tc === 0 ? dcTables : acTables)[th] = buildTable(counts, symbols, tc === 0);
+  });
+}
+
+/**
+ * Walks a DHT segment's tables, checked for length: class (0 DC, 1 AC), id, the 16 code-length counts and
+ * the symbols.
+ */
+export function forEachHuffmanTable(
+  bytes: Uint8Array,
+  at: number,
+  end: number,
+  visit: (tc: number, th: number, counts: Uint8Array, symbols: Uint8Array) => void,
+): void {
   let p = at;
   while (p < end) {
     if (p + 17 > end) throw new JpegDecodeError("DHT segment too short");
@@ -104,8 +119,7 @@ export function parseHuffmanTables(
     if (total > 256 || p + 17 + total > end) {
       throw new JpegDecodeError("DHT segment too short for its codes");
     }
-    const table = buildTable(counts, bytes.subarray(p + 17, p + 17 + total), tc === 0);
-    (tc === 0 ? dcTables : acTables)[th] = table;
+    visit(tc, th, counts, bytes.subarray(p + 17, p + 17 + total));
     p += 17 + total;
   }
 }
@@ -127,27 +141,51 @@ export function parseDcQuant(bytes: Uint8Array, at: number, end: number, dcQuant
   }
 }
 
-export interface ScanHeader {
+/** DQT: one or more whole tables (zigzag order, as stored), each replacing any earlier one with its id. */
+export function parseQuantTables(
+  bytes: Uint8Array,
+  at: number,
+  end: number,
+  tables: (Uint16Array | undefined)[],
+): void {
+  let p = at;
+  while (p < end) {
+    const pq = bytes[p] >> 4;
+    const tq = bytes[p] & 15;
+    if (pq > 1 || tq > 3) {
+      throw new JpegDecodeError(`invalid quantization table precision/id ${pq}/${tq}`);
+    }
+    const size = pq === 0 ? 64 : 128;
+    if (p + 1 + size > end) throw new JpegDecodeError("DQT segment too short");
+    const table = new Uint16Array(64);
+    for (let k = 0; k < 64; k++) table[k] = pq === 0 ? bytes[p + 1 + k] : readU16(bytes, p + 1 + 2 * k);
+    tables[tq] = table;
+    p += 1 + size;
+  }
+}
+
+/** `Ac` is the AC table type of the caller (the full decoder keeps richer AC tables than the DC-only one). */
+export interface ScanHeader<Ac = HuffmanTable> {
   /** Frame component index of each scan component, in scan order. */
   comps: number[];
   dcs: HuffmanTable[];
-  acs: HuffmanTable[];
+  acs: Ac[];
 }
 
 /** SOS: which frame components the scan holds, with their Huffman tables. */
-export function parseScanHeader(
+export function parseScanHeader<Ac = HuffmanTable>(
   bytes: Uint8Array,
   at: number,
   end: number,
   frame: Frame,
   dcTables: (HuffmanTable | undefined)[],
-  acTables: (HuffmanTable | undefined)[],
-): ScanHeader {
+  acTables: (Ac | undefined)[],
+): ScanHeader<Ac> {
   const ns = bytes[at];
   if (ns < 1 || ns > 4 || end - at < 1 + ns * 2 + 3) throw new JpegDecodeError("malformed SOS segment");
   const comps: number[] = [];
   const dcs: HuffmanTable[] = [];
-  const acs: HuffmanTable[] = [];
+  const acs: Ac[] = [];
   for (let i = 0; i < ns; i++) {
     const id = bytes[at + 1 + i * 2];
     const ci = frame.components.findIndex((c) => c.id === id);

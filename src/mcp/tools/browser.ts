@@ -79,6 +79,9 @@ function statusText(st: Record<string, unknown>): string {
 function capabilitiesOf(app: AppContext): Record<string, unknown> {
   return {
     server_version: app.version,
+    temporal_video: app.temporal.video.available
+      ? { available: true, encoder: app.temporal.video.encoder }
+      : { available: false, reason: app.temporal.video.reason },
     ...(app.store.recovered.length > 0 ? { recovered_instances: app.store.recovered } : {}),
   };
 }
@@ -128,7 +131,9 @@ export const browserTools = [
         endpoint: args.endpoint,
         every_nth_frame: args.every_nth_frame ?? 1,
       });
-      const st = sessionStatus(s, args.detail ?? "concise");
+      // An attached browser is recorded exactly like a launched one (spec: a session begins on connect).
+      app.recorder.attach(s);
+      const st = await statusOf(app, s, args.detail ?? "concise");
       return output(`Attached. ${statusText(st)}`, st);
     },
   }),

@@ -5,7 +5,8 @@ import { encodeBase64 } from "../base64.ts";
 import { defineTool } from "../define_tool.ts";
 import { output } from "../response.ts";
 import { inlineImages, pageId } from "../schemas.ts";
-import { interactionWindow, resolveSession, sessionId } from "./sessions.ts";
+import { resolveSession, sessionId } from "./sessions.ts";
+import { rangeFields, rangeOf } from "./temporal_args.ts";
 
 export const FETCH_FRAME_LIMIT = 8;
 const LIST_DEFAULT = 50;
@@ -18,35 +19,33 @@ export const captureTools = [
     description:
       "Recorded frames in time order (by range or interaction), paginated with offset/next_offset.",
     input: z.strictObject({
-      session_id: sessionId.optional(),
+      ...rangeFields,
       page_id: pageId.optional(),
-      range: z.strictObject({
-        start_ms: z.number().min(0).max(1e9).optional(),
-        end_ms: z.number().min(0).max(1e9).optional(),
-      }).optional(),
-      interaction_id: z.string().max(64).optional(),
       offset: z.number().int().min(0).max(1e9).optional(),
       max_frames: z.number().int().min(1).max(LIST_LIMIT).optional(),
     }),
     annotations: { readOnlyHint: true },
     handler: async (args, app) => {
-      const session = await resolveSession(app, args.session_id);
-      let [startNs, endNs] = [args.range?.start_ms, args.range?.end_ms].map((
-        v,
-      ) => (v === undefined ? undefined : v * 1e6));
-      if (args.interaction_id) [startNs, endNs] = interactionWindow(app, session, args.interaction_id);
+      const ranged = args.range !== undefined || args.range_handle !== undefined ||
+        args.interaction_id !== undefined;
+      const range = ranged ? await rangeOf(app, args) : undefined;
+      const session = range?.session_id ?? await resolveSession(app, args.session_id);
+      const startNs = range?.start_ns;
+      const endNs = range?.end_ns;
+      const pageFilter = args.page_id ?? range?.page_id;
       const offset = args.offset ?? 0;
       const limit = args.max_frames ?? LIST_DEFAULT;
       const db = app.recorder.reader();
       const { frames, total } = listFrames(db, {
         sessionId: session,
-        pageId: args.page_id,
+        pageId: pageFilter,
         startNs,
         endNs,
         offset,
         limit,
       });
       const gaps = listGaps(db, session).filter((g) =>
+        (!pageFilter || g.page_id === pageFilter) &&
         (startNs === undefined || (g.end_ns ?? Infinity) >= startNs) &&
         (endNs === undefined || g.start_ns <= endNs)
       );
@@ -74,6 +73,7 @@ export const captureTools = [
         omitted_frame_count: omitted,
         ...(next !== undefined ? { next_offset: next } : {}),
         gaps,
+        ...(range ? { range } : {}),
       });
     },
   }),
@@ -140,6 +140,7 @@ export const captureTools = [
         });
       }
       const removed = await app.recorder.deleteSession(session);
+      app.temporal.forgetSession(session);
       return output(
         `Deleted session ${session}: ${removed.frames} frames, ${removed.segments} segments, ${removed.events} events.`,
         {

@@ -3,7 +3,8 @@ import { queryEvents } from "../../capture/events_query.ts";
 import { defineTool } from "../define_tool.ts";
 import { output } from "../response.ts";
 import { pageId } from "../schemas.ts";
-import { interactionWindow, resolveSession, sessionId } from "./sessions.ts";
+import { resolveSession } from "./sessions.ts";
+import { rangeFields, rangeOf } from "./temporal_args.ts";
 
 const LIMIT = 200;
 const KINDS = [
@@ -24,26 +25,22 @@ export const eventTools = [
     description:
       "Console, exceptions, requests (metadata only), failures, navigation, lifecycle, targets and dialogs, in time order.",
     input: z.strictObject({
-      session_id: sessionId.optional(),
+      ...rangeFields,
       kinds: z.array(z.enum(KINDS)).max(KINDS.length).optional(),
       levels: z.array(z.string().max(16)).max(8).optional(),
       page_id: pageId.optional(),
-      interaction_id: z.string().max(64).optional(),
-      range: z.strictObject({
-        start_ms: z.number().min(0).max(1e9).optional(),
-        end_ms: z.number().min(0).max(1e9).optional(),
-      })
-        .optional(),
       offset: z.number().int().min(0).max(1e9).optional(),
       max_events: z.number().int().min(1).max(LIMIT).optional(),
     }),
     annotations: { readOnlyHint: true },
     handler: async (args, app) => {
-      const session = await resolveSession(app, args.session_id);
-      let startNs = args.range?.start_ms === undefined ? undefined : args.range.start_ms * 1e6;
-      let endNs = args.range?.end_ms === undefined ? undefined : args.range.end_ms * 1e6;
-      // By interaction: events attributed to it, plus everything inside its window.
-      if (args.interaction_id) [startNs, endNs] = interactionWindow(app, session, args.interaction_id);
+      // Without a range, the whole session; with one, everything inside it, on any page unless page_id says.
+      const ranged = args.range !== undefined || args.range_handle !== undefined ||
+        args.interaction_id !== undefined;
+      const range = ranged ? await rangeOf(app, args) : undefined;
+      const session = range?.session_id ?? await resolveSession(app, args.session_id);
+      const startNs = range?.start_ns;
+      const endNs = range?.end_ns;
       const offset = args.offset ?? 0;
       const result = queryEvents(app.recorder.reader(), {
         sessionId: session,
@@ -74,6 +71,7 @@ export const eventTools = [
         counts_by_kind: result.by_kind,
         omitted_event_count: omitted,
         ...(next !== undefined ? { next_offset: next } : {}),
+        ...(range ? { range } : {}),
       });
     },
   }),

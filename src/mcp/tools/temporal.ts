@@ -1,0 +1,335 @@
+import { z } from "zod";
+import { ToolError } from "../../errors.ts";
+import {
+  type Artifact,
+  composite,
+  differenceMap,
+  motionHistory,
+  regionFilmstrip,
+  storyboard,
+} from "../../temporal/artifacts.ts";
+import { buildBundle, type BundleResult, ID_LIMITS, measure } from "../../temporal/bundle.ts";
+import { headSlice } from "../../temporal/manifest.ts";
+import { prepareRange } from "../../temporal/prepare.ts";
+import type { ResolvedRange } from "../../temporal/range.ts";
+import { signedMs } from "../../temporal/render/layout.ts";
+import { DEFAULT_MAX_TILES, MAX_TILES, MIN_TILES } from "../../temporal/selection.ts";
+import { encodeBase64 } from "../base64.ts";
+import type { AppContext } from "../context.ts";
+import { defineTool } from "../define_tool.ts";
+import { output, type ToolOutput } from "../response.ts";
+import { detail, inlineImages } from "../schemas.ts";
+import { artifactEnv, pendingTailMs, rangeFields, rangeOf } from "./temporal_args.ts";
+import { captureQuality, rangeText, regionArg, resolveRegion } from "./temporal_region.ts";
+
+/** A live tail this close is waited for, so a bundle right after an action shows its settle. */
+const TAIL_WAIT_MS = 2_500;
+
+const maxTiles = z.number().int().min(MIN_TILES).max(MAX_TILES).describe(
+  `Storyboard tiles ${MIN_TILES}-${MAX_TILES}; default ${DEFAULT_MAX_TILES}`,
+);
+const noiseFloor = z.number().int().min(0).max(128).describe(
+  "Max-channel difference treated as noise; default 12",
+);
+
+async function settledRange(app: AppContext, args: Parameters<typeof rangeOf>[1]): Promise<ResolvedRange> {
+  let range = await rangeOf(app, args);
+  if (args.range_handle) return range;
+  const wait = pendingTailMs(app, range, TAIL_WAIT_MS);
+  if (wait > 0) {
+    await new Promise((r) => setTimeout(r, wait + 120));
+    range = await rangeOf(app, args);
+  }
+  return range;
+}
+
+function artifactView(a: Artifact, level: "concise" | "expanded" | "full") {
+  const m = a.manifest;
+  const limit = ID_LIMITS[level];
+  const source = headSlice(m.source_frame_ids, limit);
+  const analyzed = headSlice(m.analyzed_frame_ids, limit);
+  return {
+    kind: a.kind,
+    uri: a.uri,
+    manifest_uri: a.manifest_uri,
+    width: a.width,
+    height: a.height,
+    selected_frame_ids: m.selected_frame_ids,
+    source_frame_count: m.source_frame_ids.length,
+    analyzed_frame_count: m.analyzed_frame_ids.length,
+    omitted_frame_count: m.omitted_frame_count,
+    ...(m.sampling ? { sampling: m.sampling } : {}),
+    ...(level === "full"
+      ? {
+        source_frame_ids: source.items,
+        source_frame_ids_omitted: source.omitted,
+        analyzed_frame_ids: analyzed.items,
+        analyzed_frame_ids_omitted: analyzed.omitted,
+      }
+      : {}),
+    ...(a.tiles.length > 0 ? { tiles: a.tiles } : {}),
+    ...(m.region ? { region: m.region } : {}),
+    output_hash: m.output_hash,
+  };
+}
+
+function bundleOutput(results: BundleResult[], range: ResolvedRange, handle: string, args: {
+  detail?: "concise" | "expanded" | "full";
+  inline_images?: boolean;
+}): ToolOutput {
+  const level = args.detail ?? "concise";
+  const primary = results[0];
+  const views = results.map((r) => {
+    const outcomes = [r.storyboard, r.composite, r.difference_map];
+    const shown = level === "concise" ? [r.storyboard] : outcomes;
+    return {
+      epoch: {
+        index: r.analysis.epoch.index,
+        width: r.analysis.epoch.width,
+        height: r.analysis.epoch.height,
+      },
+      measurements: r.measurements,
+      artifacts: shown.map((a) => artifactView(a, level)),
+      omitted_artifact_count: outcomes.length - shown.length,
+      events: r.events,
+      events_total: r.events_total,
+      events_omitted: r.events_total - r.events.length,
+    };
+  });
+  const text = [
+    primary.header,
+    "",
+    ...results.map((r) =>
+      `Storyboard ${r.storyboard.uri} frames ${
+        r.storyboard.tiles.map((t) => `#${t.frame_id}@${signedMs(t.offset_ms)}`).join(" ")
+      }` +
+      (level === "concise" ? "" : `\nComposite ${r.composite.uri}\nDifference map ${r.difference_map.uri}`)
+    ),
+    ...(primary.events.length > 0
+      ? [
+        "Events nearest the major visual changes:",
+        ...primary.events.map((e) =>
+          `- ${e.kind}${e.level ? `/${e.level}` : ""} ${
+            signedMs((e.session_time_ns - range.anchor.at_ns) / 1e6)
+          }: ${(e.text ?? "").slice(0, 160)}`
+        ),
+      ]
+      : []),
+    ...range.warnings.map((w) => `warning ${w.code}: ${w.message}`),
+    `range_handle ${handle}`,
+  ].join("\n");
+  const inline = args.inline_images ?? true;
+  return output(text, {
+    range,
+    range_handle: handle,
+    epochs: {
+      total: primary.prepared.epochs.length,
+      selected: results.map((r) => r.analysis.epoch.index),
+    },
+    outcomes: {
+      available: results.length * 3,
+      unavailable: 0,
+      omitted: views.reduce((n, v) => n + v.omitted_artifact_count, 0),
+    },
+    primary: { uri: primary.storyboard.uri, manifest_uri: primary.storyboard.manifest_uri },
+    selected_frame_ids: primary.storyboard.manifest.selected_frame_ids,
+    bundles: views,
+  }, inline ? [{ data: encodeBase64(primary.storyboard.png), mimeType: "image/png" }] : undefined);
+}
+
+function emptyRange(range: ResolvedRange): ToolError {
+  return new ToolError({
+    code: "range_not_captured",
+    message: `No frames of page ${range.page_id} fall in ${range.start_ms}–${range.end_ms} ms or before it.`,
+    retry: "never",
+    recovery: "Choose a range after the page's first frame (list_source_frames shows the frames).",
+    affected: { session_id: range.session_id, page_id: range.page_id },
+  });
+}
+
+export const temporalTools = [
+  defineTool({
+    name: "resolve_temporal_range",
+    capability: "temporal-vision",
+    description:
+      "Resolve an anchor (interaction, navigation, marker, frames, times) to an exact range, a range_handle and capture quality.",
+    input: z.strictObject({ ...rangeFields, detail: detail.optional() }),
+    annotations: { readOnlyHint: true },
+    handler: async (args, app) => {
+      const range = await rangeOf(app, args);
+      const handle = app.temporal.handles.issue(range);
+      const quality = captureQuality(app, range);
+      return output(`${rangeText(range)}\n${quality.text}\nrange_handle ${handle}`, {
+        range,
+        range_handle: handle,
+        capture_quality: quality.structured,
+      });
+    },
+  }),
+  defineTool({
+    name: "temporal_debug_bundle",
+    capability: "temporal-vision",
+    description:
+      "Start here to see what happened over time: header of measurements, storyboard, before/during/after, difference map, nearby events.",
+    input: z.strictObject({
+      ...rangeFields,
+      epochs: z.enum(["anchor", "all"]).optional().describe("Default anchor: the visual epoch of the anchor"),
+      max_tiles: maxTiles.optional(),
+      noise_floor: noiseFloor.optional(),
+      detail: detail.optional(),
+      inline_images: inlineImages.optional(),
+    }),
+    annotations: { readOnlyHint: true },
+    handler: async (args, app) => {
+      const range = await settledRange(app, args);
+      const handle = app.temporal.handles.issue(range);
+      const key = JSON.stringify([
+        "bundle",
+        range.session_id,
+        range.page_id,
+        range.start_ns,
+        range.end_ns,
+        range.anchor.at_ns,
+        args.epochs ?? "anchor",
+        args.max_tiles ?? DEFAULT_MAX_TILES,
+        args.noise_floor ?? null,
+        args.detail ?? "concise",
+      ]);
+      // A range reaching into the live present is not cached: its tail is still being recorded.
+      const cacheable = !range.warnings.some((w) => w.code === "requested_end_not_yet_elapsed");
+      let results = cacheable ? app.temporal.cache.result<BundleResult[]>(key) : undefined;
+      if (!results) {
+        results = await buildBundle(artifactEnv(app), range, {
+          epochs: args.epochs ?? "anchor",
+          max_tiles: args.max_tiles ?? DEFAULT_MAX_TILES,
+          noise_floor: args.noise_floor,
+          detail: args.detail ?? "concise",
+        });
+        if (results.length === 0) throw emptyRange(range);
+        if (cacheable) app.temporal.cache.result(key, results);
+      }
+      return bundleOutput(results, range, handle, args);
+    },
+  }),
+  defineTool({
+    name: "generate_artifacts",
+    capability: "temporal-vision",
+    description:
+      "Generate storyboard, difference_map, motion_history, composite or region_filmstrip images for a range, with provenance manifests.",
+    input: z.strictObject({
+      ...rangeFields,
+      generators: z.array(
+        z.enum(["storyboard", "difference_map", "motion_history", "composite", "region_filmstrip"]),
+      )
+        .min(1).max(5).optional().describe("Default [storyboard]"),
+      region: regionArg.optional().describe("Required for region_filmstrip"),
+      epochs: z.enum(["anchor", "all"]).optional().describe("Default all"),
+      max_tiles: maxTiles.optional(),
+      noise_floor: noiseFloor.optional(),
+      detail: detail.optional(),
+      inline_images: inlineImages.optional(),
+    }),
+    annotations: { readOnlyHint: true },
+    handler: async (args, app) => {
+      const range = await settledRange(app, args);
+      const generators: Generator[] = [...new Set(args.generators ?? ["storyboard" as const])];
+      const wantsRegion = generators.includes("region_filmstrip");
+      if (wantsRegion && !args.region) {
+        throw new ToolError({
+          code: "invalid_argument",
+          message: "region_filmstrip needs a region.",
+          retry: "never",
+          recovery:
+            "Add region: {x, y, width, height} (viewport CSS px), {frame_id, x, y, width, height}, {ref} or {mask}.",
+          affected: { argument: "region" },
+        });
+      }
+      return await artifactsOutput(app, range, generators, args);
+    },
+  }),
+  defineTool({
+    name: "generate_region_filmstrip",
+    capability: "temporal-vision",
+    description:
+      "One region across time at readable scale, beside a locator image. Region by viewport coords, a frame's pixels, a ref, or a mask.",
+    input: z.strictObject({
+      ...rangeFields,
+      region: regionArg,
+      epochs: z.enum(["anchor", "all"]).optional().describe("Default all"),
+      max_tiles: maxTiles.optional(),
+      noise_floor: noiseFloor.optional(),
+      detail: detail.optional(),
+      inline_images: inlineImages.optional(),
+    }),
+    annotations: { readOnlyHint: true },
+    handler: async (args, app) => {
+      const range = await settledRange(app, args);
+      return await artifactsOutput(app, range, ["region_filmstrip"], args);
+    },
+  }),
+];
+
+type Generator = "storyboard" | "difference_map" | "motion_history" | "composite" | "region_filmstrip";
+
+async function artifactsOutput(
+  app: AppContext,
+  range: ResolvedRange,
+  generators: Generator[],
+  args: {
+    region?: z.infer<typeof regionArg>;
+    epochs?: "anchor" | "all";
+    max_tiles?: number;
+    noise_floor?: number;
+    detail?: "concise" | "expanded" | "full";
+    inline_images?: boolean;
+  },
+): Promise<ToolOutput> {
+  const env = artifactEnv(app);
+  const level = args.detail ?? "concise";
+  const epochs = args.epochs ?? "all";
+  const opts = { max_tiles: args.max_tiles ?? DEFAULT_MAX_TILES };
+  const whole = generators.filter((g) => g !== "region_filmstrip");
+  const made: Artifact[] = [];
+  const measurements = [];
+  if (whole.length > 0) {
+    const p = prepareRange(env.db, range, env.ops, env.cache, { epochs, noise_floor: args.noise_floor });
+    if (p.analyses.length === 0) throw emptyRange(range);
+    for (const a of p.analyses) {
+      measurements.push({ epoch: a.epoch.index, ...measure(a, range.anchor.at_ns) });
+      for (const g of whole) {
+        if (g === "storyboard") made.push(await storyboard(env, p, a, opts));
+        if (g === "difference_map") made.push(await differenceMap(env, p, a));
+        if (g === "motion_history") made.push(await motionHistory(env, p, a));
+        if (g === "composite") made.push(await composite(env, p, a));
+      }
+    }
+  }
+  if (generators.includes("region_filmstrip") && args.region) {
+    const region = await resolveRegion(app, range, args.region);
+    const p = prepareRange(env.db, range, env.ops, env.cache, {
+      epochs,
+      noise_floor: args.noise_floor,
+      crop: region.rect,
+      ...(region.mask ? { mask: region.mask } : {}),
+    });
+    if (p.analyses.length === 0) throw emptyRange(range);
+    for (const a of p.analyses) made.push(await regionFilmstrip(env, p, a, region, opts));
+  }
+  const inline = args.inline_images ?? true;
+  return output(
+    [
+      rangeText(range),
+      ...made.map((a) =>
+        `${a.kind} ${a.uri} (${a.width}x${a.height}; manifest ${a.manifest_uri}) selected ${
+          a.manifest.selected_frame_ids.map((id) => `#${id}`).join(" ")
+        }`
+      ),
+    ].join("\n"),
+    {
+      range,
+      artifacts: made.map((a) => artifactView(a, level)),
+      ...(measurements.length > 0 ? { measurements } : {}),
+    },
+    inline && made[0] ? [{ data: encodeBase64(made[0].png), mimeType: "image/png" }] : undefined,
+  );
+}

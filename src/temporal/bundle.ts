@@ -1,0 +1,258 @@
+/**
+ * The temporal debug bundle, the primary investigation entry point: a concise header of
+ * measurements, the before/during/after composite, the storyboard and the difference map, capture
+ * quality, and the browser events nearest the major visual changes, all traceable to source frames.
+ */
+import { type EventView, queryEvents } from "../capture/events_query.ts";
+import type { EpochAnalysis } from "./analysis.ts";
+import { type ChangeRegion, changeRegions } from "./change_regions.ts";
+import { type Artifact, type ArtifactEnv, composite, differenceMap, storyboard } from "./artifacts.ts";
+import { type Prepared, prepareRange } from "./prepare.ts";
+import { ms, type ResolvedRange } from "./range.ts";
+import { plainMs, signedMs } from "./render/layout.ts";
+import type { SelectionReason } from "./selection.ts";
+
+export type Detail = "concise" | "expanded" | "full";
+
+export const EVENT_LIMITS: Record<Detail, number> = { concise: 5, expanded: 12, full: 40 };
+export const ID_LIMITS: Record<Detail, number> = { concise: 12, expanded: 48, full: 200 };
+
+const MAJOR: SelectionReason[] = ["first_change", "peak_change", "trend_change", "change_peak"];
+
+export interface RangeMeasurements {
+  frame_count: number;
+  analyzed_frame_count: number;
+  median_interval_ms: number | null;
+  max_interval_ms: number | null;
+  observed_fps: number | null;
+  first_change_offset_ms: number | null;
+  peak_baseline:
+    | { offset_ms: number; frame_id: number; changed_proportion: number; mean_abs_diff: number }
+    | null;
+  peak_step: {
+    offset_ms: number;
+    frame_id: number;
+    changed_proportion: number;
+    mean_abs_diff: number;
+    mean_luma_diff: number;
+    mean_color_diff: number;
+    perceptual_distance: number;
+  } | null;
+  max_perceptual_distance: number;
+  change_bounds: { x: number; y: number; width: number; height: number } | null;
+  changed_area_peak_proportion: number;
+  /** Clusters of change, largest first (at most CHANGE_REGION_LIMIT), with the exact count left out. */
+  change_regions: ChangeRegion[];
+  change_regions_omitted: number;
+}
+
+export const CHANGE_REGION_LIMIT = 8;
+
+function median(values: number[]): number | null {
+  if (values.length === 0) return null;
+  const s = [...values].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)];
+}
+
+export function measure(a: EpochAnalysis, anchorNs: number): RangeMeasurements {
+  const steps = a.measures.filter((m) => m.step && !m.step.across_gap);
+  const intervals = steps.map((m) => m.step?.interval_ms ?? 0);
+  const med = median(intervals);
+  const firstChange = a.measures.find((m) =>
+    m.frame.session_time_ns > anchorNs && (m.step?.changed_proportion ?? 0) > 0
+  );
+  let peakB = a.measures[0];
+  for (const m of a.measures) {
+    if (m.baseline.changed_proportion > peakB.baseline.changed_proportion) peakB = m;
+  }
+  let peakS = steps[0];
+  for (const m of steps) {
+    if ((m.step?.changed_proportion ?? 0) > (peakS?.step?.changed_proportion ?? 0)) peakS = m;
+  }
+  const regions = changeRegions(a.change, a.scale, a.crop ?? { x: 0, y: 0 });
+  return {
+    frame_count: a.epoch.frames.length,
+    analyzed_frame_count: a.measures.length,
+    median_interval_ms: med,
+    max_interval_ms: intervals.length ? Math.max(...intervals) : null,
+    observed_fps: med ? Math.round(1000 / med * 10) / 10 : null,
+    first_change_offset_ms: firstChange ? firstChange.offset_ms : null,
+    peak_baseline: peakB && peakB.baseline.changed_proportion > 0
+      ? {
+        offset_ms: peakB.offset_ms,
+        frame_id: peakB.frame.frame_id,
+        changed_proportion: round4(peakB.baseline.changed_proportion),
+        mean_abs_diff: round4(peakB.baseline.mean_abs_diff),
+      }
+      : null,
+    peak_step: peakS?.step && peakS.step.changed_proportion > 0
+      ? {
+        offset_ms: peakS.offset_ms,
+        frame_id: peakS.frame.frame_id,
+        changed_proportion: round4(peakS.step.changed_proportion),
+        mean_abs_diff: round4(peakS.step.mean_abs_diff),
+        mean_luma_diff: round4(peakS.step.mean_luma_diff),
+        mean_color_diff: round4(peakS.step.mean_color_diff),
+        perceptual_distance: round4(peakS.step.perceptual_distance),
+      }
+      : null,
+    max_perceptual_distance: round4(Math.max(0, ...steps.map((m) => m.step?.perceptual_distance ?? 0))),
+    change_bounds: a.change_bounds,
+    changed_area_peak_proportion: round4(
+      Math.max(0, ...a.measures.map((m) => m.baseline.changed_proportion)),
+    ),
+    change_regions: regions.slice(0, CHANGE_REGION_LIMIT),
+    change_regions_omitted: Math.max(0, regions.length - CHANGE_REGION_LIMIT),
+  };
+}
+
+function round4(v: number): number {
+  return Math.round(v * 1e4) / 1e4;
+}
+
+const EVENT_RANK: Record<string, number> = { exception: 0, request_failed: 1, navigation: 2, dialog: 3 };
+
+function eventRank(e: EventView): number {
+  if (e.kind === "console" && e.level === "error") return 0;
+  return EVENT_RANK[e.kind] ?? (e.kind === "console" && e.level === "warning" ? 3 : 4);
+}
+
+/**
+ * Events nearest the major visual changes: errors first, then failed requests, navigation, dialogs,
+ * then the rest; within a rank the nearest to any major change, then time, then id.
+ */
+export function eventsNearChanges(
+  events: EventView[],
+  changeTimesNs: number[],
+  limit: number,
+): { events: Array<EventView & { nearest_change_ms: number | null }>; omitted: number } {
+  const scored = events.map((e) => {
+    const distance = changeTimesNs.length
+      ? Math.min(...changeTimesNs.map((t) => Math.abs(e.session_time_ns - t)))
+      : null;
+    return { e, rank: eventRank(e), distance };
+  }).sort((a, b) =>
+    a.rank - b.rank || (a.distance ?? Infinity) - (b.distance ?? Infinity) ||
+    a.e.session_time_ns - b.e.session_time_ns || a.e.event_id - b.e.event_id
+  );
+  return {
+    events: scored.slice(0, limit).map((s) => ({
+      ...s.e,
+      nearest_change_ms: s.distance === null ? null : ms(s.distance),
+    })),
+    omitted: Math.max(0, scored.length - limit),
+  };
+}
+
+export interface BundleResult {
+  prepared: Prepared;
+  analysis: EpochAnalysis;
+  measurements: RangeMeasurements;
+  storyboard: Artifact;
+  composite: Artifact;
+  difference_map: Artifact;
+  events: Array<EventView & { nearest_change_ms: number | null }>;
+  events_total: number;
+  header: string;
+}
+
+export interface BundleOptions {
+  epochs: "anchor" | "all";
+  max_tiles: number;
+  noise_floor?: number;
+  detail: Detail;
+}
+
+function headerText(p: Prepared, a: EpochAnalysis, m: RangeMeasurements, eventsTotal: number): string {
+  const r = p.range;
+  const at = r.anchor.at_ns;
+  const who = r.anchor.id
+    ? `${r.anchor.kind.replace("_", " ")} ${r.anchor.id}`
+    : r.anchor.kind.replace("_", " ");
+  const lines = [
+    `Observed page ${r.page_id} from ${signedMs(ms(r.start_ns - at))} to ${
+      signedMs(ms(r.end_ns - at))
+    } around ${who}.`,
+    "Capture:",
+    `- ${m.frame_count} source frames in ${
+      p.epochs.length > 1 ? `epoch ${a.epoch.index + 1} of ${p.epochs.length}` : "one epoch"
+    } (${a.epoch.width}x${a.epoch.height}), ${m.analyzed_frame_count} analyzed${
+      a.sampling ? " (sampled)" : ""
+    }`,
+    `- median observed cadence: ${
+      m.median_interval_ms === null ? "n/a" : `${plainMs(m.median_interval_ms)} (~${m.observed_fps} fps)`
+    }`,
+    `- ${r.gaps.length} declared gap${r.gaps.length === 1 ? "" : "s"}${
+      r.complete ? "" : "; range partly captured"
+    }`,
+    "Visual measurements:",
+    `- first detected change: ${
+      m.first_change_offset_ms === null ? "none" : signedMs(m.first_change_offset_ms)
+    }`,
+    `- greatest difference from before: ${
+      m.peak_baseline
+        ? `${signedMs(m.peak_baseline.offset_ms)} (frame #${m.peak_baseline.frame_id}, ${
+          (m.peak_baseline.changed_proportion * 100).toFixed(1)
+        }% of the frame)`
+        : "none"
+    }`,
+    `- change bounds: ${
+      m.change_bounds
+        ? `x ${Math.round(m.change_bounds.x)}, y ${Math.round(m.change_bounds.y)}, ${
+          Math.round(m.change_bounds.width)
+        }x${Math.round(m.change_bounds.height)} px`
+        : "no change"
+    }`,
+    `- change concentrated in ${m.change_regions.length + m.change_regions_omitted} region(s)${
+      m.change_regions.length
+        ? `; largest x ${Math.round(m.change_regions[0].bounds.x)}, y ${Math.round(m.change_regions[0].bounds.y)}, ${
+          Math.round(m.change_regions[0].bounds.width)
+        }x${Math.round(m.change_regions[0].bounds.height)} px (${Math.round(m.change_regions[0].share * 100)}% of change)`
+        : ""
+    }`,
+    `- browser events in range: ${eventsTotal}`,
+    "These are visual measurements, not a diagnosis.",
+  ];
+  return lines.join("\n");
+}
+
+export async function buildBundle(
+  env: ArtifactEnv,
+  range: ResolvedRange,
+  opts: BundleOptions,
+): Promise<BundleResult[]> {
+  const prepared = prepareRange(env.db, range, env.ops, env.cache, {
+    epochs: opts.epochs,
+    noise_floor: opts.noise_floor,
+  });
+  const all = queryEvents(env.db, {
+    sessionId: range.session_id,
+    startNs: range.start_ns,
+    endNs: range.end_ns,
+    offset: 0,
+    limit: 5_000,
+  });
+  const pageEvents = all.events.filter((e) => e.page_id === null || e.page_id === range.page_id);
+  const out: BundleResult[] = [];
+  for (const analysis of prepared.analyses) {
+    const board = await storyboard(env, prepared, analysis, { max_tiles: opts.max_tiles });
+    const comp = await composite(env, prepared, analysis);
+    const diff = await differenceMap(env, prepared, analysis);
+    const changeTimes = board.tiles.filter((t) => t.reasons.some((r) => MAJOR.includes(r as SelectionReason)))
+      .map((t) => t.session_time_ms * 1e6);
+    const near = eventsNearChanges(pageEvents, changeTimes, EVENT_LIMITS[opts.detail]);
+    const m = measure(analysis, range.anchor.at_ns);
+    out.push({
+      prepared,
+      analysis,
+      measurements: m,
+      storyboard: board,
+      composite: comp,
+      difference_map: diff,
+      events: near.events,
+      events_total: pageEvents.length,
+      header: headerText(prepared, analysis, m, pageEvents.length),
+    });
+  }
+  return out;
+}

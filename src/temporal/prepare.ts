@@ -1,0 +1,166 @@
+/**
+ * Everything an artifact needs before drawing: the range's frames split into epochs, the epochs
+ * chosen (the anchor's, or all), their analyses (cached: a bundle, then a difference map of the
+ * same range, analyse once), and the markers that fall inside the range.
+ */
+import type { DatabaseSync } from "node:sqlite";
+import type { FrameRow } from "../capture/frames.ts";
+import type { Rect, RgbaImage } from "../vision/image.ts";
+import { analyzeEpoch, type EpochAnalysis, type JpegScale, type PixelOps } from "./analysis.ts";
+import { type Epoch, epochAt, loadRangeFrames, splitEpochs } from "./frames.ts";
+import type { ResolvedRange } from "./range.ts";
+
+export interface Marker {
+  at_ns: number;
+  label: string;
+  kind: "interaction" | "navigation" | "marker";
+}
+
+export interface Prepared {
+  range: ResolvedRange;
+  epochs: Epoch[];
+  /** The epochs artifact work covers. */
+  chosen: Epoch[];
+  analyses: EpochAnalysis[];
+  markers: Marker[];
+  truncated: boolean;
+}
+
+export interface PrepareOptions {
+  epochs: "anchor" | "all";
+  noise_floor?: number;
+  crop?: Rect;
+  mask?: Rect[];
+}
+
+/** Decoded frames and analyses live here between requests, bounded in entries. */
+export class TemporalCache {
+  readonly #analyses = new Map<string, EpochAnalysis>();
+  readonly #frames = new Map<string, RgbaImage>();
+  readonly results = new Map<string, unknown>();
+
+  constructor(readonly maxAnalyses = 16, readonly maxFrames = 48, readonly maxResults = 32) {}
+
+  analysis(key: string, make: () => EpochAnalysis): EpochAnalysis {
+    return remember(this.#analyses, key, this.maxAnalyses, make);
+  }
+
+  frame(frame: FrameRow, scale: JpegScale, decode: () => RgbaImage): RgbaImage {
+    return remember(this.#frames, `${frame.session_id}/${frame.frame_id}@${scale}`, this.maxFrames, decode);
+  }
+
+  result<T>(key: string, value?: T): T | undefined {
+    if (value !== undefined) {
+      this.results.delete(key);
+      this.results.set(key, value);
+      while (this.results.size > this.maxResults) {
+        const oldest = this.results.keys().next().value;
+        if (oldest === undefined) break;
+        this.results.delete(oldest);
+      }
+      return value;
+    }
+    const hit = this.results.get(key) as T | undefined;
+    if (hit !== undefined) {
+      this.results.delete(key);
+      this.results.set(key, hit);
+    }
+    return hit;
+  }
+
+  forgetSession(sessionId: string): void {
+    for (const map of [this.#analyses, this.#frames, this.results] as Map<string, unknown>[]) {
+      for (const key of map.keys()) if (key.includes(sessionId)) map.delete(key);
+    }
+  }
+}
+
+function remember<T>(map: Map<string, T>, key: string, limit: number, make: () => T): T {
+  const hit = map.get(key);
+  if (hit !== undefined) {
+    map.delete(key);
+    map.set(key, hit);
+    return hit;
+  }
+  const value = make();
+  map.set(key, value);
+  while (map.size > limit) {
+    const oldest = map.keys().next().value;
+    if (oldest === undefined) break;
+    map.delete(oldest);
+  }
+  return value;
+}
+
+export function markersIn(db: DatabaseSync, range: ResolvedRange): Marker[] {
+  const interactions = db.prepare(
+    `SELECT id, operation, coalesce(dispatched_ns, started_ns) AS at_ns FROM interactions
+     WHERE session_id = ? AND page_id = ? AND coalesce(dispatched_ns, started_ns) BETWEEN ? AND ? ORDER BY at_ns`,
+  ).all(range.session_id, range.page_id, Math.round(range.start_ns), Math.round(range.end_ns)) as Array<
+    { id: string; operation: string; at_ns: number }
+  >;
+  const navigations = db.prepare(
+    `SELECT id, at_ns FROM events WHERE session_id = ? AND page_id = ? AND kind = 'navigation'
+     AND at_ns BETWEEN ? AND ? ORDER BY at_ns`,
+  ).all(range.session_id, range.page_id, Math.round(range.start_ns), Math.round(range.end_ns)) as Array<
+    { id: number; at_ns: number }
+  >;
+  const markers = db.prepare(
+    "SELECT id, label, at_ns FROM markers WHERE session_id = ? AND at_ns BETWEEN ? AND ? ORDER BY at_ns",
+  ).all(range.session_id, Math.round(range.start_ns), Math.round(range.end_ns)) as Array<
+    { id: string; label: string | null; at_ns: number }
+  >;
+  return [
+    ...interactions.map((i) => ({
+      at_ns: i.at_ns,
+      label: `${i.operation} ${i.id}`,
+      kind: "interaction" as const,
+    })),
+    ...navigations.map((n) => ({ at_ns: n.at_ns, label: `navigation ${n.id}`, kind: "navigation" as const })),
+    ...markers.map((m) => ({ at_ns: m.at_ns, label: m.label ?? m.id, kind: "marker" as const })),
+  ].sort((a, b) => a.at_ns - b.at_ns || a.label.localeCompare(b.label));
+}
+
+export function prepareRange(
+  db: DatabaseSync,
+  range: ResolvedRange,
+  ops: PixelOps,
+  cache: TemporalCache,
+  options: PrepareOptions,
+): Prepared {
+  const loaded = loadRangeFrames(db, range);
+  const all = loaded.leading ? [loaded.leading, ...loaded.inside] : loaded.inside;
+  const epochs = splitEpochs(all);
+  const anchorEpoch = epochAt(epochs, range.anchor.at_ns);
+  const chosen = options.epochs === "all" ? epochs : anchorEpoch ? [anchorEpoch] : [];
+  const gaps = range.gaps.map((g) => ({ start_ns: g.start_ns, end_ns: g.end_ns }));
+  const analyses = chosen.map((epoch) => {
+    const key = [
+      range.session_id,
+      range.page_id,
+      Math.round(range.start_ns),
+      Math.round(range.end_ns),
+      Math.round(range.anchor.at_ns),
+      epoch.frames[0].frame_id,
+      epoch.frames[epoch.frames.length - 1].frame_id,
+      options.noise_floor ?? "",
+      options.crop ? `${options.crop.x},${options.crop.y},${options.crop.width},${options.crop.height}` : "",
+      options.mask ? JSON.stringify(options.mask) : "",
+    ].join("|");
+    return cache.analysis(key, () =>
+      analyzeEpoch({
+        epoch,
+        start_ns: range.start_ns,
+        end_ns: range.end_ns,
+        anchor_ns: range.anchor.at_ns,
+        gaps,
+        noise_floor: options.noise_floor,
+        crop: options.crop,
+        mask: options.mask,
+      }, {
+        ...ops,
+        decode: (frame, scale) => cache.frame(frame, scale, () => ops.decode(frame, scale)),
+      }));
+  });
+  return { range, epochs, chosen, analyses, markers: markersIn(db, range), truncated: loaded.truncated };
+}

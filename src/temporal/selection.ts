@@ -1,0 +1,210 @@
+/**
+ * Deterministic, change-aware frame selection for storyboards and composites. Required anchors
+ * come first (before, first after the anchor, first change, peak change, final, gap edges,
+ * markers); the remaining tiles go to trend changes, change peaks, then frames that add the most
+ * information not already shown. Reason names describe why a frame was chosen, never a diagnosis.
+ */
+import type { FrameMeasure } from "./analysis.ts";
+
+export const DEFAULT_MAX_TILES = 8;
+export const MIN_TILES = 3;
+export const MAX_TILES = 12;
+
+export type SelectionReason =
+  | "before"
+  | "first_after_anchor"
+  | "first_change"
+  | "peak_change"
+  | "final"
+  | "gap_edge"
+  | "marker"
+  | "trend_change"
+  | "change_peak"
+  | "new_state"
+  | "coverage";
+
+export const REASON_LABELS: Record<SelectionReason, string> = {
+  before: "BEFORE",
+  first_after_anchor: "FIRST AFTER",
+  first_change: "FIRST CHANGE",
+  peak_change: "PEAK CHANGE",
+  final: "FINAL",
+  gap_edge: "GAP EDGE",
+  marker: "MARKER",
+  trend_change: "TREND CHANGE",
+  change_peak: "CHANGE PEAK",
+  new_state: "NEW STATE",
+  coverage: "COVERAGE",
+};
+
+export interface Selected {
+  /** Index into the measures array. */
+  index: number;
+  frame_id: number;
+  reasons: SelectionReason[];
+}
+
+export interface SelectionInput {
+  measures: FrameMeasure[];
+  anchor_ns: number;
+  gaps: Array<{ start_ns: number; end_ns: number | null }>;
+  markers: Array<{ at_ns: number; label: string }>;
+  max_tiles: number;
+}
+
+function argMax(values: number[], from = 0): number {
+  let best = -1;
+  for (let i = from; i < values.length; i++) if (best < 0 || values[i] > values[best]) best = i;
+  return best;
+}
+
+/**
+ * Local maxima of a series with their prominence: how far the peak stands above the higher of the
+ * lowest points on each side before a higher point. Plateaus report their first index.
+ */
+export function prominentPeaks(series: number[]): Array<{ index: number; prominence: number }> {
+  const peaks: Array<{ index: number; prominence: number }> = [];
+  for (let i = 1; i < series.length - 1; i++) {
+    const v = series[i];
+    if (!(v > series[i - 1] || (v === series[i - 1] && i > 1 && v > series[i - 2]))) continue;
+    let j = i + 1;
+    while (j < series.length && series[j] === v) j++;
+    if (j >= series.length || series[j] > v) continue;
+    let leftMin = v;
+    for (let k = i - 1; k >= 0 && series[k] <= v; k--) leftMin = Math.min(leftMin, series[k]);
+    let rightMin = v;
+    for (let k = j; k < series.length && series[k] <= v; k++) rightMin = Math.min(rightMin, series[k]);
+    peaks.push({ index: i, prominence: v - Math.max(leftMin, rightMin) });
+  }
+  return peaks;
+}
+
+function signatureDistance(a: Float32Array, b: Float32Array): number {
+  let sum = 0;
+  for (let i = 0; i < a.length; i++) sum += Math.abs(a[i] - b[i]);
+  return sum / a.length;
+}
+
+/**
+ * Trend changes: turning points of the path of change (centroid extremes) and returns away from
+ * the settled state (a rise in distance-to-final after it had fallen), ranked by prominence
+ * relative to each series' range.
+ */
+export function trendChanges(measures: FrameMeasure[]): Array<{ index: number; score: number }> {
+  const found = new Map<number, number>();
+  const consider = (series: number[], indices: number[]) => {
+    const range = Math.max(...series) - Math.min(...series);
+    if (!(range > 0)) return;
+    for (const p of prominentPeaks(series)) {
+      const score = p.prominence / range;
+      if (score < 0.1) continue;
+      const idx = indices[p.index];
+      found.set(idx, Math.max(found.get(idx) ?? 0, score));
+    }
+  };
+  const toFinal = measures.map((m) => m.to_final.changed_proportion);
+  consider(toFinal, measures.map((_, i) => i));
+  const moving = measures.map((m, i) => ({ c: m.step?.centroid, i })).filter((e) => e.c);
+  for (const axis of ["x", "y"] as const) {
+    const values = moving.map((e) => e.c?.[axis] ?? 0);
+    const idx = moving.map((e) => e.i);
+    consider(values, idx);
+    consider(values.map((v) => -v), idx);
+  }
+  return [...found].map(([index, score]) => ({ index, score }))
+    .sort((a, b) => b.score - a.score || a.index - b.index);
+}
+
+export function selectFrames(input: SelectionInput): Selected[] {
+  const { measures } = input;
+  const n = measures.length;
+  const limit = Math.max(1, Math.min(input.max_tiles, n));
+  const chosen = new Map<number, SelectionReason[]>();
+  const add = (index: number, reason: SelectionReason): boolean => {
+    if (index < 0 || index >= n) return false;
+    const reasons = chosen.get(index);
+    if (reasons) {
+      if (!reasons.includes(reason)) reasons.push(reason);
+      return true;
+    }
+    if (chosen.size >= limit) return false;
+    chosen.set(index, [reason]);
+    return true;
+  };
+  const times = measures.map((m) => m.frame.session_time_ns);
+  let before = -1;
+  for (let i = 0; i < n; i++) if (times[i] <= input.anchor_ns) before = i;
+  const firstAfter = times.findIndex((t) => t > input.anchor_ns);
+  const firstChange = measures.findIndex((m, i) =>
+    i > Math.max(0, before) && (m.step?.changed_proportion ?? 0) > 0
+  );
+  const peak = argMax(measures.map((m) => m.baseline.changed_proportion + m.baseline.mean_abs_diff / 255));
+
+  // Required anchors in priority order, so a tight tile limit keeps the most orienting ones.
+  add(before >= 0 ? before : 0, "before");
+  add(n - 1, "final");
+  if (peak >= 0 && measures[peak].baseline.changed_proportion > 0) add(peak, "peak_change");
+  add(firstChange, "first_change");
+  add(firstAfter, "first_after_anchor");
+  for (const g of input.gaps) {
+    let lastBefore = -1;
+    for (let i = 0; i < n; i++) if (times[i] < g.start_ns) lastBefore = i;
+    add(lastBefore, "gap_edge");
+    if (g.end_ns !== null) {
+      const end = g.end_ns;
+      add(times.findIndex((t) => t >= end), "gap_edge");
+    }
+  }
+  for (const m of input.markers) add(times.findIndex((t) => t >= m.at_ns), "marker");
+
+  for (const t of trendChanges(measures)) add(t.index, "trend_change");
+  const stepChange = measures.map((m) => m.step?.changed_proportion ?? 0);
+  for (
+    const p of prominentPeaks(stepChange).sort((a, b) => b.prominence - a.prominence || a.index - b.index)
+  ) {
+    if (stepChange[p.index] > 0) add(p.index, "change_peak");
+  }
+  // Greedy farthest-point fill: each next frame is the one least like anything already shown.
+  while (chosen.size < limit) {
+    let best = -1;
+    let bestDistance = 0;
+    for (let i = 0; i < n; i++) {
+      if (chosen.has(i)) continue;
+      let nearest = Infinity;
+      for (const j of chosen.keys()) {
+        nearest = Math.min(nearest, signatureDistance(measures[i].signature, measures[j].signature));
+      }
+      if (nearest > bestDistance + 1e-9) {
+        best = i;
+        bestDistance = nearest;
+      }
+    }
+    if (best < 0 || bestDistance < 0.5) break;
+    add(best, "new_state");
+  }
+  // Long stretches without a tile get one, so quiet time is shown rather than skipped.
+  while (chosen.size < limit) {
+    const sorted = [...chosen.keys()].sort((a, b) => a - b);
+    let hole = -1;
+    let holeLen = 0;
+    for (let k = 1; k < sorted.length; k++) {
+      const len = times[sorted[k]] - times[sorted[k - 1]];
+      if (sorted[k] - sorted[k - 1] > 1 && len > holeLen) {
+        hole = k;
+        holeLen = len;
+      }
+    }
+    if (hole < 0) break;
+    const mid = (times[sorted[hole]] + times[sorted[hole - 1]]) / 2;
+    let pick = sorted[hole - 1] + 1;
+    for (let i = sorted[hole - 1] + 1; i < sorted[hole]; i++) {
+      if (Math.abs(times[i] - mid) < Math.abs(times[pick] - mid)) pick = i;
+    }
+    add(pick, "coverage");
+  }
+  return [...chosen.keys()].sort((a, b) => a - b).map((index) => ({
+    index,
+    frame_id: measures[index].frame.frame_id,
+    reasons: chosen.get(index) ?? [],
+  }));
+}

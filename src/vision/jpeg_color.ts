@@ -1,0 +1,358 @@
+/**
+ * Component planes → RGBA: upsamples subsampled components to the output grid and converts colour, one
+ * output row at a time. Ratio-2 axes use libjpeg's "fancy" triangle filter (¾ nearest + ¼ next sample, the
+ * JPEG/JFIF centred siting); other integral ratios replicate. Chroma rows are carried at 16× (the filter's
+ * exact weights) and divided out in the colour transform, so no intermediate rounding happens.
+ */
+
+export interface ComponentPlane {
+  plane: Uint8ClampedArray;
+  stride: number;
+  /** Output pixels per sample across and down (hMax / h, vMax / v). */
+  rh: number;
+  rv: number;
+  /** Samples that carry picture (the rest of the plane is block padding). */
+  w: number;
+  h: number;
+}
+
+/** How the three components map to RGB: JFIF YCbCr, or stored as RGB (Adobe transform 0). */
+export type ColorMode = "gray" | "ycc" | "rgb";
+
+// Row scratch, grown on demand.
+let row1 = new Uint16Array(0);
+let row2 = new Uint16Array(0);
+let row0 = new Uint8ClampedArray(0);
+let colBuf = new Int32Array(0);
+
+/** Pixels are written as one little-endian 32-bit word (R | G << 8 | B << 16 | A << 24) where possible. */
+const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
+
+/** Writes `width`×`height` RGBA pixels (alpha 255) into `out`. */
+export function planesToRgba(
+  comps: ComponentPlane[],
+  mode: ColorMode,
+  width: number,
+  height: number,
+  out: Uint8Array,
+): void {
+  const need = width + 16;
+  if (row1.length < need) {
+    row1 = new Uint16Array(need);
+    row2 = new Uint16Array(need);
+    row0 = new Uint8ClampedArray(need);
+  }
+  let maxW = 0;
+  for (const c of comps) maxW = Math.max(maxW, c.w);
+  if (colBuf.length < maxW + 2) colBuf = new Int32Array(maxW + 2);
+  const aligned = LITTLE_ENDIAN && out.byteOffset % 4 === 0;
+  const px32 = aligned ? new Uint32Array(out.buffer, out.byteOffset, width * height) : new Uint32Array(0);
+  const px8 = aligned ? new Uint8Array(0) : out;
+
+  const y0 = comps[0];
+  if (mode === "ycc" && aligned && fusable(y0, comps[1], comps[2])) {
+    const cb = comps[1];
+    const cr = comps[2];
+    for (let y = 0; y < height; y++) {
+      let near = y;
+      let far = y;
+      if (cb.rv === 2) {
+        near = y >> 1;
+        far = y & 1 ? near + 1 : near - 1;
+        if (far < 0) far = 0;
+        else if (far >= cb.h) far = cb.h - 1;
+      }
+      const no = near * cb.stride;
+      const fo = far * cb.stride;
+      if (cb.rh === 2) {
+        yccRowH2(y0.plane, y * y0.stride, cb.plane, cr.plane, no, fo, cb.w, px32, y * width, width);
+      } else yccRowH1(y0.plane, y * y0.stride, cb.plane, cr.plane, no, fo, px32, y * width, width);
+    }
+    return;
+  }
+  for (let y = 0; y < height; y++) {
+    // Luma (or R, or grey) normally has the output's own resolution and is read in place.
+    let src = y0.plane;
+    let so = y * y0.stride;
+    if (y0.rh !== 1 || y0.rv !== 1) {
+      replicateRow(y0, y, width, row0);
+      src = row0;
+      so = 0;
+    }
+    if (mode === "gray") {
+      if (aligned) grayRow32(src, so, px32, y * width, width);
+      else grayRow8(src, so, px8, y * width * 4, width);
+      continue;
+    }
+    upsampleRow(comps[1], y, width, row1);
+    upsampleRow(comps[2], y, width, row2);
+    if (mode === "ycc") {
+      if (aligned) yccRow32(src, so, row1, row2, px32, y * width, width);
+      else yccRow8(src, so, row1, row2, px8, y * width * 4, width);
+    } else {
+      // Stored RGB: G and B come back at 16× from the upsampler, like chroma.
+      if (aligned) rgbRow32(src, so, row1, row2, px32, y * width, width);
+      else rgbRow8(src, so, row1, row2, px8, y * width * 4, width);
+    }
+  }
+}
+
+/**
+ * Colour transform as table lookups on the 16× chroma values (0–4080): the R, B offsets, the G offset in
+ * 16.16 fixed point split into its Cb and Cr terms, and a clamp table that takes results from −512 to 511.
+ */
+interface ColorTables {
+  crR: Int32Array;
+  cbG: Int32Array;
+  crG: Int32Array;
+  cbB: Int32Array;
+}
+
+const CHROMA16 = 4096;
+const CLAMP_OFFSET = 512;
+const CLAMP = new Uint8Array(1024);
+for (let i = 0; i < 1024; i++) CLAMP[i] = Math.min(255, Math.max(0, i - CLAMP_OFFSET));
+
+/** JFIF YCbCr: full-range BT.601. */
+const YCC_TABLES = colorTables(1.402, 0.344136, 0.714136, 1.772);
+
+function colorTables(crToR: number, cbToG: number, crToG: number, cbToB: number): ColorTables {
+  const crR = new Int32Array(CHROMA16);
+  const cbG = new Int32Array(CHROMA16);
+  const crG = new Int32Array(CHROMA16);
+  const cbB = new Int32Array(CHROMA16);
+  for (let v = 0; v < CHROMA16; v++) {
+    const c = v / 16 - 128;
+    crR[v] = Math.round(crToR * c);
+    cbB[v] = Math.round(cbToB * c);
+    cbG[v] = Math.round(-cbToG * c * 65536);
+    crG[v] = Math.round(-crToG * c * 65536) + 32768;
+  }
+  return { crR, cbG, crG, cbB };
+}
+
+/** The common layouts: full-resolution luma, and both chroma planes alike, halved or not on each axis. */
+function fusable(l: ComponentPlane, cb: ComponentPlane, cr: ComponentPlane): boolean {
+  return l.rh === 1 && l.rv === 1 && (cb.rh === 1 || cb.rh === 2) && (cb.rv === 1 || cb.rv === 2) &&
+    cb.rh === cr.rh && cb.rv === cr.rv && cb.stride === cr.stride && cb.w === cr.w && cb.h === cr.h;
+}
+
+// The colour transform in 16.16 fixed point on 16× chroma (0–4080), rounding folded into the offsets.
+const K_CR_R = Math.round((1.402 / 16) * 65536);
+const K_CB_G = Math.round((-0.344136 / 16) * 65536);
+const K_CR_G = Math.round((-0.714136 / 16) * 65536);
+const K_CB_B = Math.round((1.772 / 16) * 65536);
+const K_R0 = Math.round(-1.402 * 128 * 65536) + 32768;
+const K_G0 = Math.round((0.344136 + 0.714136) * 128 * 65536) + 32768;
+const K_B0 = Math.round(-1.772 * 128 * 65536) + 32768;
+
+/**
+ * One output row with chroma halved across: the vertical triangle tap (3·near + far, 4×) is taken as the
+ * loop walks the chroma row, the horizontal one (3·this + neighbour, 16×) from the previous, current and
+ * next columns, and each chroma sample yields two pixels.
+ */
+function yccRowH2(
+  ys: Uint8ClampedArray,
+  so: number,
+  cbp: Uint8ClampedArray,
+  crp: Uint8ClampedArray,
+  no: number,
+  fo: number,
+  cw: number,
+  px: Uint32Array,
+  p: number,
+  width: number,
+): void {
+  let cbCur = 3 * cbp[no] + cbp[fo];
+  let crCur = 3 * crp[no] + crp[fo];
+  let cbPrev = cbCur;
+  let crPrev = crCur;
+  const pairs = width >> 1;
+  const last = cw - 1;
+  for (let i = 0; i < pairs; i++) {
+    const j = i < last ? i + 1 : last;
+    const cbNext = 3 * cbp[no + j] + cbp[fo + j];
+    const crNext = 3 * crp[no + j] + crp[fo + j];
+    const cb3 = 3 * cbCur;
+    const cr3 = 3 * crCur;
+    const x = so + 2 * i;
+    let cb = cb3 + cbPrev;
+    let cr = cr3 + crPrev;
+    let l = ys[x] + CLAMP_OFFSET;
+    px[p] = CLAMP[l + ((cr * K_CR_R + K_R0) >> 16)] |
+      (CLAMP[l + ((cb * K_CB_G + cr * K_CR_G + K_G0) >> 16)] << 8) |
+      (CLAMP[l + ((cb * K_CB_B + K_B0) >> 16)] << 16) | 0xff000000;
+    cb = cb3 + cbNext;
+    cr = cr3 + crNext;
+    l = ys[x + 1] + CLAMP_OFFSET;
+    px[p + 1] = CLAMP[l + ((cr * K_CR_R + K_R0) >> 16)] |
+      (CLAMP[l + ((cb * K_CB_G + cr * K_CR_G + K_G0) >> 16)] << 8) |
+      (CLAMP[l + ((cb * K_CB_B + K_B0) >> 16)] << 16) | 0xff000000;
+    p += 2;
+    cbPrev = cbCur;
+    crPrev = crCur;
+    cbCur = cbNext;
+    crCur = crNext;
+  }
+  if (width & 1) {
+    // The odd last pixel is the left half of the last chroma sample.
+    const cb16 = 3 * cbCur + cbPrev;
+    const cr16 = 3 * crCur + crPrev;
+    const l = ys[so + width - 1] + CLAMP_OFFSET;
+    px[p] = CLAMP[l + ((cr16 * K_CR_R + K_R0) >> 16)] |
+      (CLAMP[l + ((cb16 * K_CB_G + cr16 * K_CR_G + K_G0) >> 16)] << 8) |
+      (CLAMP[l + ((cb16 * K_CB_B + K_B0) >> 16)] << 16) | 0xff000000;
+  }
+}
+
+/** One output row with chroma at full width (vertical tap only; 4:4:4 passes near = far). */
+function yccRowH1(
+  ys: Uint8ClampedArray,
+  so: number,
+  cbp: Uint8ClampedArray,
+  crp: Uint8ClampedArray,
+  no: number,
+  fo: number,
+  px: Uint32Array,
+  p: number,
+  width: number,
+): void {
+  for (let x = 0; x < width; x++) {
+    const cb = (3 * cbp[no + x] + cbp[fo + x]) << 2;
+    const cr = (3 * crp[no + x] + crp[fo + x]) << 2;
+    const l = ys[so + x] + CLAMP_OFFSET;
+    px[p + x] = CLAMP[l + ((cr * K_CR_R + K_R0) >> 16)] |
+      (CLAMP[l + ((cb * K_CB_G + cr * K_CR_G + K_G0) >> 16)] << 8) |
+      (CLAMP[l + ((cb * K_CB_B + K_B0) >> 16)] << 16) | 0xff000000;
+  }
+}
+
+function grayRow32(src: Uint8ClampedArray, so: number, px: Uint32Array, p: number, width: number): void {
+  for (let x = 0; x < width; x++) px[p + x] = (src[so + x] * 0x010101) | 0xff000000;
+}
+
+function grayRow8(src: Uint8ClampedArray, so: number, px: Uint8Array, o: number, width: number): void {
+  for (let x = 0; x < width; x++, o += 4) {
+    const v = src[so + x];
+    px[o] = v;
+    px[o + 1] = v;
+    px[o + 2] = v;
+    px[o + 3] = 255;
+  }
+}
+
+function yccRow32(
+  ys: Uint8ClampedArray,
+  so: number,
+  cbs: Uint16Array,
+  crs: Uint16Array,
+  px: Uint32Array,
+  p: number,
+  width: number,
+): void {
+  const { crR, cbG, crG, cbB } = YCC_TABLES;
+  for (let x = 0; x < width; x++) {
+    const l = ys[so + x] + CLAMP_OFFSET;
+    const cb = cbs[x];
+    const cr = crs[x];
+    px[p + x] = CLAMP[l + crR[cr]] | (CLAMP[l + ((cbG[cb] + crG[cr]) >> 16)] << 8) |
+      (CLAMP[l + cbB[cb]] << 16) | 0xff000000;
+  }
+}
+
+function yccRow8(
+  ys: Uint8ClampedArray,
+  so: number,
+  cbs: Uint16Array,
+  crs: Uint16Array,
+  px: Uint8Array,
+  o: number,
+  width: number,
+): void {
+  const { crR, cbG, crG, cbB } = YCC_TABLES;
+  for (let x = 0; x < width; x++, o += 4) {
+    const l = ys[so + x] + CLAMP_OFFSET;
+    const cb = cbs[x];
+    const cr = crs[x];
+    px[o] = CLAMP[l + crR[cr]];
+    px[o + 1] = CLAMP[l + ((cbG[cb] + crG[cr]) >> 16)];
+    px[o + 2] = CLAMP[l + cbB[cb]];
+    px[o + 3] = 255;
+  }
+}
+
+function rgbRow32(
+  rs: Uint8ClampedArray,
+  so: number,
+  gs: Uint16Array,
+  bs: Uint16Array,
+  px: Uint32Array,
+  p: number,
+  width: number,
+): void {
+  for (let x = 0; x < width; x++) {
+    px[p + x] = rs[so + x] | (((gs[x] + 8) >> 4) << 8) | (((bs[x] + 8) >> 4) << 16) | 0xff000000;
+  }
+}
+
+function rgbRow8(
+  rs: Uint8ClampedArray,
+  so: number,
+  gs: Uint16Array,
+  bs: Uint16Array,
+  px: Uint8Array,
+  o: number,
+  width: number,
+): void {
+  for (let x = 0; x < width; x++, o += 4) {
+    px[o] = rs[so + x];
+    px[o + 1] = (gs[x] + 8) >> 4;
+    px[o + 2] = (bs[x] + 8) >> 4;
+    px[o + 3] = 255;
+  }
+}
+
+/** Output row `y` of a component at output resolution, 16× (Uint16). */
+function upsampleRow(c: ComponentPlane, y: number, width: number, dst: Uint16Array): void {
+  const { plane, stride, rh, rv, w, h } = c;
+  if ((rh !== 1 && rh !== 2) || (rv !== 1 && rv !== 2)) {
+    const so = Math.min(h - 1, (y / rv) | 0) * stride;
+    for (let x = 0; x < width; x++) dst[x] = plane[so + Math.min(w - 1, (x / rh) | 0)] << 4;
+    return;
+  }
+  // Vertical pass into colBuf[1..w] at 4×, edges duplicated for the horizontal taps.
+  const col = colBuf;
+  if (rv === 1) {
+    const so = y * stride;
+    if (rh === 1) {
+      for (let x = 0; x < width; x++) dst[x] = plane[so + x] << 4;
+      return;
+    }
+    for (let i = 0; i < w; i++) col[i + 1] = plane[so + i] << 2;
+  } else {
+    const near = y >> 1;
+    let far = y & 1 ? near + 1 : near - 1;
+    if (far < 0) far = 0;
+    else if (far >= h) far = h - 1;
+    const no = near * stride;
+    const fo = far * stride;
+    if (rh === 1) {
+      for (let x = 0; x < width; x++) dst[x] = (3 * plane[no + x] + plane[fo + x]) << 2;
+      return;
+    }
+    for (let i = 0; i < w; i++) col[i + 1] = 3 * plane[no + i] + plane[fo + i];
+  }
+  col[0] = col[1];
+  col[w + 1] = col[w];
+  // Horizontal: two outputs per sample; the last may fall past `width`, into the row's slack.
+  for (let i = 0, x = 0; i < w; i++, x += 2) {
+    const c3 = 3 * col[i + 1];
+    dst[x] = c3 + col[i];
+    dst[x + 1] = c3 + col[i + 2];
+  }
+}
+
+function replicateRow(c: ComponentPlane, y: number, width: number, dst: Uint8ClampedArray): void {
+  const so = Math.min(c.h - 1, (y / c.rv) | 0) * c.stride;
+  for (let x = 0; x < width; x++) dst[x] = c.plane[so + Math.min(c.w - 1, (x / c.rh) | 0)];
+}

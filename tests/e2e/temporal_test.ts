@@ -1,0 +1,143 @@
+import { assert, assertEquals } from "../assert.ts";
+import { decodeJpeg } from "../../src/vision/jpeg_decode.ts";
+import type { RgbaImage } from "../../src/vision/image.ts";
+import { e2e, refOf, type ServerHandle, structured, withServer } from "./harness.ts";
+
+interface Rect {
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+}
+
+async function frameImage(server: ServerHandle, frameId: number): Promise<RgbaImage> {
+  const fetched = await server.call("fetch_source_frames", { frame_ids: [frameId] });
+  const image = fetched.content.find((c) => c.type === "image");
+  assert(image?.data, `frame ${frameId} is inlined`);
+  return decodeJpeg(Uint8Array.from(atob(image.data), (c) => c.charCodeAt(0)));
+}
+
+function pixel(img: RgbaImage, x: number, y: number): [number, number, number] {
+  const i = (Math.round(y) * img.width + Math.round(x)) * 4;
+  return [img.data[i], img.data[i + 1], img.data[i + 2]];
+}
+
+const isMagenta = ([r, g, b]: number[]) => r > 200 && g < 90 && b > 200;
+const isPanelBlue = ([r, g, b]: number[]) => r < 70 && g < 110 && b > 150;
+
+async function readJson(server: ServerHandle, uri: string): Promise<Record<string, unknown>> {
+  const res = await server.client.readResource({ uri });
+  const first = res.contents[0] as { text?: string; blob?: string };
+  const text = first.text ?? new TextDecoder().decode(Uint8Array.from(atob(first.blob ?? ""), (c) => c.charCodeAt(0)));
+  return JSON.parse(text);
+}
+
+Deno.test({
+  name:
+    "temporal bundle: a click's 120 ms flash and the panel's reversal are among the storyboard frames, the difference map covers the path",
+  ...e2e,
+  fn: () =>
+    withServer(async (server, site) => {
+      await server.call("navigate_page", { url: `${site.origin}/transition.html` });
+      await new Promise((r) => setTimeout(r, 600));
+      const snap = structured(await server.call("snapshot_page", {}));
+      const clicked = structured(await server.call("click", { ref: refOf(snap, "button", "Open panel") }));
+      assertEquals(clicked.status, "ok");
+      const interaction = String(clicked.interaction_id);
+      await new Promise((r) => setTimeout(r, 1_500));
+
+      const result = await server.call("temporal_debug_bundle", { interaction_id: interaction, detail: "full" });
+      assert(!result.isError, `bundle failed: ${result.content[0]?.text}`);
+      const bundle = structured(result);
+      assert(result.content.some((c) => c.type === "image" && c.mimeType === "image/png"), "storyboard inlined");
+      const range = bundle.range as { anchor: { id: string }; complete: boolean };
+      assertEquals(range.anchor.id, interaction);
+
+      const selected = bundle.selected_frame_ids as number[];
+      assert(selected.length >= 3 && selected.length <= 8, `${selected.length} storyboard frames`);
+      const images = await Promise.all(selected.map((id) => frameImage(server, id)));
+      assert(images.some((img) => isMagenta(pixel(img, 640, 60))), "a selected frame shows the wrong-colour flash");
+      // The panel's right edge passes x 665 only near +480 px, before it reverses to settle at +400 px.
+      assert(
+        images.some((img) => isPanelBlue(pixel(img, 665, 320))),
+        "a selected frame shows the panel at its reversal point",
+      );
+      const final = images[images.length - 1];
+      assert(isPanelBlue(pixel(final, 590, 320)) && !isPanelBlue(pixel(final, 665, 320)), "the final frame is settled");
+
+      const [epoch] = bundle.bundles as Array<{
+        measurements: { change_bounds: Rect | null };
+        artifacts: Array<{ kind: string; manifest_uri: string; selected_frame_ids: number[] }>;
+      }>;
+      const b = epoch.measurements.change_bounds;
+      assert(b, "change was measured");
+      assert(b.x <= 45 && b.x + b.width >= 675, `change bounds span the panel's path horizontally: ${JSON.stringify(b)}`);
+      assert(b.y <= 265 && b.y + b.height >= 375, `change bounds span the panel vertically: ${JSON.stringify(b)}`);
+      assertEquals(epoch.artifacts.map((a) => a.kind).sort(), ["composite", "difference_map", "storyboard"]);
+
+      for (const artifact of epoch.artifacts) {
+        const m = await readJson(server, artifact.manifest_uri) as {
+          source_frame_ids: number[];
+          analyzed_frame_ids: number[];
+          selected_frame_ids: number[];
+          omitted_frame_count: number;
+          sampling?: unknown;
+          output_hash: string;
+        };
+        const source = new Set(m.source_frame_ids);
+        const analyzed = new Set(m.analyzed_frame_ids);
+        assert(m.analyzed_frame_ids.every((id) => source.has(id)), "analyzed ⊆ source");
+        assert(m.selected_frame_ids.every((id) => analyzed.has(id)), "selected ⊆ analyzed");
+        assertEquals(m.omitted_frame_count, source.size - analyzed.size, "omitted = source − analyzed");
+        assertEquals(m.sampling !== undefined, analyzed.size < source.size, "sampling disclosed exactly when sampled");
+        assertEquals(m.selected_frame_ids, artifact.selected_frame_ids);
+        assert(/^sha256:[0-9a-f]{64}$/.test(m.output_hash), "output hash recorded");
+      }
+
+      // The same request again comes from the cache, and the range handle reproduces the range.
+      const again = structured(
+        await server.call("temporal_debug_bundle", { range_handle: bundle.range_handle, inline_images: false }),
+      );
+      assertEquals(again.selected_frame_ids, selected);
+    }, { browser: { headless: true } }),
+});
+
+Deno.test({
+  name: "temporal stable page: caret and spinner are the only change regions; nothing is invented elsewhere",
+  ...e2e,
+  fn: () =>
+    withServer(async (server, site) => {
+      await server.call("navigate_page", { url: `${site.origin}/stable.html` });
+      await new Promise((r) => setTimeout(r, 1_000));
+      const status = structured(await server.call("list_source_frames", { max_frames: 1 }));
+      const total = status.total_frame_count as number;
+      const last = structured(await server.call("list_source_frames", { offset: total - 1, max_frames: 1 }));
+      const start = (last.frames as Array<{ session_time_ms: number }>)[0].session_time_ms;
+      await new Promise((r) => setTimeout(r, 2_000));
+
+      const result = await server.call("generate_artifacts", {
+        range: { start_ms: start, end_ms: start + 1_800 },
+        generators: ["difference_map", "motion_history"],
+        inline_images: false,
+      });
+      assert(!result.isError, `generate_artifacts failed: ${result.content[0]?.text}`);
+      const out = structured(result);
+      const [m] = out.measurements as Array<{ change_regions: Array<{ bounds: Rect }>; change_regions_omitted: number }>;
+      assert(m.change_regions.length >= 1, "the spinner's change is seen");
+      assertEquals(m.change_regions_omitted, 0);
+      // JPEG encodes 16 px blocks, so change can touch the blocks around a moving thing: one block of slack.
+      const allowed: Rect[] = [
+        { x: 24, y: 24, width: 340, height: 68 }, // the focused field and its caret
+        { x: 584, y: 284, width: 88, height: 88 }, // the spinner with its border
+      ];
+      for (const r of m.change_regions) {
+        const inside = allowed.some((a) =>
+          r.bounds.x >= a.x && r.bounds.y >= a.y && r.bounds.x + r.bounds.width <= a.x + a.width &&
+          r.bounds.y + r.bounds.height <= a.y + a.height
+        );
+        assert(inside, `change region ${JSON.stringify(r.bounds)} lies inside the caret or spinner area`);
+      }
+      const kinds = (out.artifacts as Array<{ kind: string }>).map((a) => a.kind);
+      assertEquals(kinds, ["difference_map", "motion_history"]);
+    }, { browser: { headless: true } }),
+});

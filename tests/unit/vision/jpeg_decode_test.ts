@@ -1,0 +1,538 @@
+import { join } from "node:path";
+import { assert, assertEquals, assertThrows } from "../../assert.ts";
+import { decodeJpeg, JpegDecodeError, JpegUnsupportedError } from "../../../src/vision/jpeg_decode.ts";
+import {
+  type BlockSize,
+  blockSlots,
+  dequantMultipliers,
+  idct2,
+  idct4,
+  idct8,
+  ZIGZAG,
+} from "../../../src/vision/jpeg_idct.ts";
+import { encodeTestJpeg, type TestJpegOptions } from "./jpeg_test_encoder.ts";
+
+// ---- ffmpeg as encoder and as reference decoder ------------------------------------------------------------
+
+async function ffmpeg(args: string[]): Promise<Uint8Array> {
+  const out = await new Deno.Command("ffmpeg", {
+    args: ["-hide_banner", "-loglevel", "error", "-y", ...args],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  if (!out.success) throw new Error(`ffmpeg ${args.join(" ")}: ${new TextDecoder().decode(out.stderr)}`);
+  return out.stdout;
+}
+
+async function withDir(fn: (dir: string) => Promise<void>): Promise<void> {
+  const dir = await Deno.makeTempDir({ prefix: "krometrail-jpeg-decode-" });
+  try {
+    await fn(dir);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+/** One frame of a lavfi source, encoded by ffmpeg's mjpeg encoder. */
+async function encode(dir: string, source: string, args: string[]): Promise<Uint8Array> {
+  const path = join(dir, `e${crypto.randomUUID()}.jpg`);
+  await ffmpeg(["-f", "lavfi", "-i", source, "-frames:v", "1", ...args, path]);
+  return await Deno.readFile(path);
+}
+
+/** One frame of a lavfi source as RGBA (the input of the test encoder). */
+function sourceRgba(source: string): Promise<Uint8Array> {
+  return ffmpeg(["-f", "lavfi", "-i", source, "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "rgba", "-"]);
+}
+
+async function writeTemp(dir: string, jpeg: Uint8Array): Promise<string> {
+  const path = join(dir, `r${crypto.randomUUID()}.jpg`);
+  await Deno.writeFile(path, jpeg);
+  return path;
+}
+
+/**
+ * ffmpeg's decode to RGBA. swscale's default yuv→rgb path replicates chroma and rounds coarsely; the
+ * accurate flags make it interpolate chroma (bicubic) and round properly, which is the fairer reference
+ * for a decoder that interpolates chroma (libjpeg's "fancy" upsampling). Both are reported.
+ */
+async function ffmpegRgba(dir: string, jpeg: Uint8Array, accurate = true): Promise<Uint8Array> {
+  const flags = accurate ? ["-sws_flags", "accurate_rnd+full_chroma_int"] : [];
+  return await ffmpeg([
+    "-i",
+    await writeTemp(dir, jpeg),
+    ...flags,
+    "-f",
+    "rawvideo",
+    "-pix_fmt",
+    "rgba",
+    "-",
+  ]);
+}
+
+/**
+ * ffmpeg's decode in its native planar format, converted to RGBA by a slow, obvious model of what the
+ * decoder is meant to do (triangle filter on halved axes, replication on others, full-range BT.601). This
+ * checks the decode itself, free of any difference between chroma filters.
+ */
+async function modelRgba(dir: string, jpeg: Uint8Array, width: number, height: number): Promise<Uint8Array> {
+  const path = await writeTemp(dir, jpeg);
+  const probe = await new Deno.Command("ffprobe", {
+    args: ["-v", "error", "-show_entries", "stream=pix_fmt", "-of", "csv=p=0", path],
+    stdout: "piped",
+  }).output();
+  const fmt = new TextDecoder().decode(probe.stdout).trim();
+  const raw = await ffmpeg(["-i", path, "-f", "rawvideo", "-"]);
+  const out = new Uint8Array(width * height * 4);
+  const subsampling: Record<string, [number, number]> = {
+    yuvj444p: [1, 1],
+    yuvj422p: [2, 1],
+    yuvj420p: [2, 2],
+    yuvj440p: [1, 2],
+    yuvj411p: [4, 1],
+  };
+  const at = (plane: number, w: number, h: number, rh: number, rv: number, x: number, y: number) => {
+    const tap = (i: number, r: number, n: number): Array<[number, number]> => {
+      if (r !== 2) return [[Math.floor(i / r), 1]];
+      const near = i >> 1;
+      const far = Math.min(n - 1, Math.max(0, i & 1 ? near + 1 : near - 1));
+      return [[near, 0.75], [far, 0.25]];
+    };
+    let s = 0;
+    for (const [sy, wy] of tap(y, rv, h)) {
+      for (const [sx, wx] of tap(x, rh, w)) s += wy * wx * raw[plane + sy * w + sx];
+    }
+    return s;
+  };
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      const i = y * width + x;
+      let rgb: number[];
+      if (fmt === "gray") {
+        rgb = [raw[i], raw[i], raw[i]];
+      } else if (fmt === "gbrp") {
+        rgb = [raw[2 * width * height + i], raw[i], raw[width * height + i]];
+      } else {
+        const ss = subsampling[fmt];
+        if (!ss) throw new Error(`no model for ffmpeg pixel format ${fmt}`);
+        const cw = Math.ceil(width / ss[0]);
+        const ch = Math.ceil(height / ss[1]);
+        const l = raw[i];
+        const cb = at(width * height, cw, ch, ss[0], ss[1], x, y) - 128;
+        const cr = at(width * height + cw * ch, cw, ch, ss[0], ss[1], x, y) - 128;
+        rgb = [l + 1.402 * cr, l - 0.344136 * cb - 0.714136 * cr, l + 1.772 * cb];
+      }
+      for (let c = 0; c < 3; c++) out[i * 4 + c] = Math.min(255, Math.max(0, Math.round(rgb[c])));
+      out[i * 4 + 3] = 255;
+    }
+  }
+  return out;
+}
+
+/** PSNR over R, G and B (alpha ignored), in dB; Infinity when identical. */
+function psnr(a: Uint8Array, b: Uint8Array): number {
+  assertEquals(a.length, b.length, "image sizes");
+  let se = 0;
+  let n = 0;
+  for (let i = 0; i < a.length; i++) {
+    if ((i & 3) === 3) continue;
+    const d = a[i] - b[i];
+    se += d * d;
+    n++;
+  }
+  return se === 0 ? Infinity : 10 * Math.log10((255 * 255 * n) / se);
+}
+
+/** Box average over scale×scale cells (partial cells at the edges average what they cover). */
+function boxDown(rgba: Uint8Array, width: number, height: number, scale: number): Uint8Array {
+  const ow = Math.ceil(width / scale);
+  const oh = Math.ceil(height / scale);
+  const out = new Uint8Array(ow * oh * 4);
+  for (let y = 0; y < oh; y++) {
+    for (let x = 0; x < ow; x++) {
+      for (let c = 0; c < 4; c++) {
+        let s = 0;
+        let n = 0;
+        for (let j = y * scale; j < Math.min(height, (y + 1) * scale); j++) {
+          for (let i = x * scale; i < Math.min(width, (x + 1) * scale); i++, n++) {
+            s += rgba[(j * width + i) * 4 + c];
+          }
+        }
+        out[(y * ow + x) * 4 + c] = Math.round(s / n);
+      }
+    }
+  }
+  return out;
+}
+
+function hasMarker(bytes: Uint8Array, marker: number): boolean {
+  for (let i = 0; i + 1 < bytes.length; i++) if (bytes[i] === 0xff && bytes[i + 1] === marker) return true;
+  return false;
+}
+
+const SCALES = [1, 2, 4, 8] as const;
+const fmtDb = (v: number) => (v === Infinity ? "∞" : v.toFixed(1));
+
+/**
+ * Decodes at every scale and checks: scale 1 against `reference` (≥ minFull dB) and the model (≥ 40 dB);
+ * scales 2–8 against the box-downscaled reference (≥ 25 dB). Returns a report line.
+ */
+async function checkAllScales(
+  dir: string,
+  label: string,
+  jpeg: Uint8Array,
+  opts: { width: number; height: number; minFull: number; reference?: Uint8Array },
+): Promise<string> {
+  const { width, height } = opts;
+  const full = decodeJpeg(jpeg);
+  assertEquals([full.width, full.height], [width, height], `${label}: size`);
+  assertEquals(full.data.length, width * height * 4, `${label}: data length`);
+  const reference = opts.reference ?? await ffmpegRgba(dir, jpeg);
+  const parts: string[] = [];
+  const p1 = psnr(full.data, reference);
+  const pm = psnr(full.data, await modelRgba(dir, jpeg, width, height));
+  assert(pm >= 40, `${label}: scale 1 PSNR ${pm.toFixed(2)} dB against ffmpeg's planes through the model`);
+  assert(p1 >= opts.minFull, `${label}: scale 1 PSNR ${p1.toFixed(2)} dB against ffmpeg (model ${pm.toFixed(2)})`);
+  parts.push(`1: ${fmtDb(p1)} (model ${fmtDb(pm)})`);
+  for (const scale of SCALES.slice(1)) {
+    const img = decodeJpeg(jpeg, { scale });
+    assertEquals(
+      [img.width, img.height],
+      [Math.ceil(width / scale), Math.ceil(height / scale)],
+      `${label}: size at 1/${scale}`,
+    );
+    const p = psnr(img.data, boxDown(reference, width, height, scale));
+    assert(p >= 25, `${label}: scale ${scale} PSNR ${p.toFixed(2)} dB against ffmpeg box-downscaled`);
+    parts.push(`${scale}: ${fmtDb(p)}`);
+  }
+  for (let i = 3; i < full.data.length; i += 4) {
+    if (full.data[i] !== 255) throw new Error(`${label}: alpha ${full.data[i]} at ${i >> 2}`);
+  }
+  return `${label.padEnd(34)} PSNR dB  ${parts.join("  ")}`;
+}
+
+// ---- ffmpeg-encoded frames ------------------------------------------------------------------------------
+
+Deno.test("ffmpeg JPEGs match ffmpeg's decode at every scale (sizes × subsampling × tables × restarts)", () =>
+  withDir(async (dir) => {
+    const report: string[] = [];
+    const sizes: Array<[number, number]> = [[77, 53], [320, 240], [1280, 633]];
+    const variants: Array<[string, string[]]> = [
+      ["", ["-q:v", "5"]],
+      [" std tables", ["-q:v", "8", "-huffman", "default"]],
+      [" restarts", ["-q:v", "5", "-threads", "4", "-thread_type", "slice"]],
+    ];
+    for (const [width, height] of sizes) {
+      for (const pixFmt of ["yuvj420p", "yuvj422p", "yuvj444p"]) {
+        for (const [name, args] of variants) {
+          if (width === 1280 && name !== "") continue; // the big frame once per layout keeps the test quick
+          const jpeg = await encode(dir, `testsrc2=s=${width}x${height},format=rgb24`, [
+            "-pix_fmt",
+            pixFmt,
+            ...args,
+          ]);
+          if (name === " restarts") {
+            assert(
+              hasMarker(jpeg, 0xdd) && hasMarker(jpeg, 0xd0),
+              "ffmpeg no longer writes DRI/RSTn for slices",
+            );
+          }
+          const label = `${width}×${height} ${pixFmt}${name}`;
+          report.push(await checkAllScales(dir, label, jpeg, { width, height, minFull: 30 }));
+        }
+      }
+    }
+    // The default swscale conversion, for the record (nearest chroma, coarse rounding).
+    const jpeg = await encode(dir, "testsrc2=s=320x240,format=rgb24", ["-pix_fmt", "yuvj420p", "-q:v", "5"]);
+    const plain = psnr(decodeJpeg(jpeg).data, await ffmpegRgba(dir, jpeg, false));
+    assert(plain >= 28, `against ffmpeg's default conversion: ${plain.toFixed(2)} dB`);
+    report.push(`320×240 yuvj420p vs ffmpeg default flags  PSNR dB  1: ${fmtDb(plain)}`);
+    console.log(report.join("\n"));
+  }));
+
+Deno.test("flat colours decode to their RGB at every scale (grey, black, white, 0x336699)", () =>
+  withDir(async (dir) => {
+    const colours: Array<[string, number[]]> = [
+      ["0x808080", [128, 128, 128]],
+      ["black", [0, 0, 0]],
+      ["white", [255, 255, 255]],
+      ["0x336699", [0x33, 0x66, 0x99]],
+    ];
+    for (const [colour, rgb] of colours) {
+      const jpeg = await encode(dir, `color=c=${colour}:s=45x37,format=rgb24`, [
+        "-pix_fmt",
+        "yuvj420p",
+        "-q:v",
+        "2",
+      ]);
+      for (const scale of SCALES) {
+        const { data } = decodeJpeg(jpeg, { scale });
+        for (let i = 0; i < data.length; i += 4) {
+          for (let c = 0; c < 3; c++) {
+            const v = data[i + c];
+            if (Math.abs(v - rgb[c]) > 3) {
+              throw new Error(`${colour} at 1/${scale}: pixel ${i >> 2} channel ${c} = ${v}`);
+            }
+          }
+        }
+      }
+    }
+  }));
+
+// ---- layouts only the test encoder writes -----------------------------------------------------------------
+
+Deno.test("grey, 4:4:0, 4:1:1, one scan per component, restarts, Adobe RGB and SOF1 match ffmpeg", () =>
+  withDir(async (dir) => {
+    const width = 77;
+    const height = 53;
+    // A blur keeps chroma edges off the 2×2 grid, where chroma filters would disagree most.
+    const sharp = await sourceRgba(`testsrc2=s=${width}x${height},format=rgb24`);
+    const soft = await sourceRgba(`testsrc2=s=${width}x${height},format=rgb24,gblur=sigma=2`);
+    const cases: Array<[string, Partial<TestJpegOptions>, Uint8Array, number]> = [
+      ["grey", { color: "gray" }, sharp, 40],
+      ["grey, 2×2 sampling declared", { color: "gray", sampling: [[2, 2]] }, sharp, 40],
+      ["grey, restart every 5", { color: "gray", restartInterval: 5 }, sharp, 40],
+      ["4:4:4, restart every MCU", { color: "ycc", restartInterval: 1 }, sharp, 40],
+      ["4:4:0", { color: "ycc", sampling: [[1, 2], [1, 1], [1, 1]] }, soft, 30],
+      [
+        "4:2:0, one scan per component",
+        {
+          color: "ycc",
+          sampling: [[2, 2], [1, 1], [1, 1]],
+          separateScans: true,
+        },
+        soft,
+        30,
+      ],
+      [
+        "4:2:2, separate scans, restarts",
+        {
+          color: "ycc",
+          sampling: [[2, 1], [1, 1], [1, 1]],
+          separateScans: true,
+          restartInterval: 7,
+        },
+        soft,
+        30,
+      ],
+      ["4:1:1", { color: "ycc", sampling: [[4, 1], [1, 1], [1, 1]] }, soft, 25],
+      ["Adobe RGB", { color: "rgb" }, sharp, 40],
+      [
+        "SOF1, 16-bit tables, q90",
+        {
+          color: "ycc",
+          sampling: [[2, 2], [1, 1], [1, 1]],
+          sof: 0xc1,
+          quality: 90,
+        },
+        soft,
+        30,
+      ],
+    ];
+    const report: string[] = [];
+    for (const [label, options, rgba, minFull] of cases) {
+      const jpeg = encodeTestJpeg({ width, height, rgba, color: "ycc", ...options });
+      report.push(await checkAllScales(dir, label, jpeg, { width, height, minFull }));
+    }
+    console.log(report.join("\n"));
+  }));
+
+Deno.test("luma subsampled against chroma (Y 1×1, chroma 2×2) decodes at the frame's size", () => {
+  const width = 20;
+  const height = 12;
+  const rgba = new Uint8Array(width * height * 4);
+  for (let i = 0; i < rgba.length; i += 4) rgba.set([0x33, 0x66, 0x99, 255], i);
+  const jpeg = encodeTestJpeg({ width, height, rgba, color: "ycc", sampling: [[1, 1], [2, 2], [2, 2]] });
+  for (const scale of SCALES) {
+    const img = decodeJpeg(jpeg, { scale });
+    assertEquals([img.width, img.height], [Math.ceil(width / scale), Math.ceil(height / scale)]);
+    for (let i = 0; i < img.data.length; i += 4) {
+      const d = Math.max(
+        Math.abs(img.data[i] - 0x33),
+        Math.abs(img.data[i + 1] - 0x66),
+        Math.abs(img.data[i + 2] - 0x99),
+      );
+      assert(d <= 3, `1/${scale}: pixel ${i >> 2} off by ${d}`);
+    }
+  }
+});
+
+// ---- the transforms on their own --------------------------------------------------------------------------
+
+function prng(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    return s / 2 ** 32;
+  };
+}
+
+Deno.test("reduced IDCTs equal the box average of the full IDCT of the frequencies they keep", () => {
+  const rand = prng(3);
+  const ones = new Uint16Array(64).fill(1);
+  for (let round = 0; round < 50; round++) {
+    const coefs = new Float64Array(64); // zigzag order
+    for (let k = 0; k < 64; k++) {
+      coefs[k] = rand() < 0.5 ? 0 : Math.round((rand() - 0.5) * (k === 0 ? 600 : 120));
+    }
+    for (const n of [8, 4, 2] as BlockSize[]) {
+      // Exact float IDCT of the low n×n frequencies, box-averaged onto the n×n grid.
+      const s = 8 / n;
+      const expected = new Float64Array(n * n);
+      for (let y = 0; y < 8; y++) {
+        for (let x = 0; x < 8; x++) {
+          let f = 0;
+          for (let k = 0; k < 64; k++) {
+            const v = ZIGZAG[k] >> 3;
+            const u = ZIGZAG[k] & 7;
+            if (u >= n || v >= n) continue;
+            f += 0.25 * (u === 0 ? Math.SQRT1_2 : 1) * (v === 0 ? Math.SQRT1_2 : 1) * coefs[k] *
+              Math.cos(((2 * x + 1) * u * Math.PI) / 16) * Math.cos(((2 * y + 1) * v * Math.PI) / 16);
+          }
+          expected[Math.floor(y / s) * n + Math.floor(x / s)] += (f + 128) / (s * s);
+        }
+      }
+      const mult = dequantMultipliers(ones, n);
+      const slots = blockSlots(n);
+      const blk = new Float64Array(65);
+      for (let k = 0; k < 64; k++) blk[slots[k]] += coefs[k] * mult[k];
+      blk[0] += 128;
+      blk[n * n] = 0;
+      const out = new Uint8ClampedArray(n * n);
+      if (n === 8) idct8(blk, new Float64Array(64), out, 0, 8);
+      else if (n === 4) idct4(blk, new Float64Array(64), out, 0, 4);
+      else idct2(blk, out, 0, 2);
+      for (let i = 0; i < n * n; i++) {
+        const e = Math.min(255, Math.max(0, expected[i]));
+        assert(
+          Math.abs(out[i] - e) <= 0.5 + 1e-6,
+          `n=${n} round ${round}: pixel ${i} = ${out[i]}, expected ${e}`,
+        );
+      }
+    }
+  }
+});
+
+// ---- options, unsupported coding, corrupt data ------------------------------------------------------------
+
+Deno.test("`into` receives the pixels; a short buffer and a bad scale are refused", () =>
+  withDir(async (dir) => {
+    const jpeg = await encode(dir, "testsrc2=s=64x48", ["-pix_fmt", "yuvj420p", "-q:v", "5"]);
+    const fresh = decodeJpeg(jpeg, { scale: 2 });
+    const buffer = new Uint8Array(32 * 24 * 4 + 100).fill(7);
+    const into = decodeJpeg(jpeg, { scale: 2, into: buffer });
+    assert(into.data.buffer === buffer.buffer, "result is not a view of the given buffer");
+    assertEquals(Array.from(into.data), Array.from(fresh.data));
+    assertEquals(buffer[32 * 24 * 4], 7, "bytes past the image were touched");
+    assert(
+      assertThrows(() => decodeJpeg(jpeg, { into: new Uint8Array(100) }), "needs") instanceof RangeError,
+    );
+    const badScale = { scale: 3 } as unknown as { scale: 1 };
+    assert(assertThrows(() => decodeJpeg(jpeg, badScale), "scale") instanceof RangeError);
+  }));
+
+function expectError(
+  bytes: Uint8Array,
+  cls: typeof JpegDecodeError,
+  includes: string,
+  scale: 1 | 8 = 1,
+): void {
+  const err = assertThrows(() => decodeJpeg(bytes, { scale }), includes);
+  assert(err instanceof cls, `expected ${cls.name}, got ${err.name}: ${err.message}`);
+}
+
+/** Offset of the first marker `marker`'s segment body. */
+function segmentBody(bytes: Uint8Array, marker: number): number {
+  for (let i = 2; i + 1 < bytes.length; i++) if (bytes[i] === 0xff && bytes[i + 1] === marker) return i + 4;
+  throw new Error(`no marker ${marker.toString(16)}`);
+}
+
+Deno.test("progressive, arithmetic, lossless and 12-bit JPEGs throw JpegUnsupportedError", () =>
+  withDir(async (dir) => {
+    const jpeg = await encode(dir, "testsrc2=s=64x48", ["-pix_fmt", "yuvj420p", "-q:v", "5"]);
+    const sof = segmentBody(jpeg, 0xc0) - 3;
+    for (const [marker, name] of [[0xc2, "progressive"], [0xc9, "arithmetic"], [0xc3, "lossless"]] as const) {
+      const patched = jpeg.slice();
+      patched[sof] = marker;
+      for (const scale of [1, 8] as const) expectError(patched, JpegUnsupportedError, name, scale);
+    }
+    const twelve = jpeg.slice();
+    twelve[sof] = 0xc1;
+    twelve[sof + 3] = 12;
+    expectError(twelve, JpegUnsupportedError, "12-bit");
+  }));
+
+Deno.test("truncated, empty or foreign data throws JpegDecodeError; a missing EOI is accepted", () =>
+  withDir(async (dir) => {
+    const jpeg = await encode(dir, "testsrc2=s=160x120", ["-pix_fmt", "yuvj420p", "-q:v", "5"]);
+    for (const cut of [1, 3, 40, 300, Math.floor(jpeg.length / 2), jpeg.length - 40]) {
+      for (const scale of [1, 8] as const) expectError(jpeg.subarray(0, cut), JpegDecodeError, "", scale);
+    }
+    expectError(jpeg.subarray(0, Math.floor(jpeg.length / 2)), JpegDecodeError, "truncated");
+    assertEquals(
+      Array.from(decodeJpeg(jpeg.subarray(0, jpeg.length - 2)).data),
+      Array.from(decodeJpeg(jpeg).data),
+    );
+    for (
+      const bytes of [new Uint8Array(0), new TextEncoder().encode("GIF89a, not a jpeg"), new Uint8Array(100)]
+    ) {
+      expectError(bytes, JpegDecodeError, "");
+    }
+    // A scan that never comes: the frame's second component has none.
+    const rgba = new Uint8Array(16 * 16 * 4).fill(200);
+    const separate = encodeTestJpeg({ width: 16, height: 16, rgba, color: "ycc", separateScans: true });
+    const sos = [...separate.keys()].filter((i) => separate[i] === 0xff && separate[i + 1] === 0xda);
+    const secondScan = sos[1];
+    const cutScans = Uint8Array.from([...separate.subarray(0, secondScan), 0xff, 0xd9]);
+    expectError(cutScans, JpegDecodeError, "no scan holds component 2");
+  }));
+
+Deno.test("mutated JPEGs either decode or throw a Jpeg error, never anything else", () =>
+  withDir(async (dir) => {
+    const sources = [
+      await encode(dir, "testsrc2=s=64x48", ["-pix_fmt", "yuvj420p", "-q:v", "5"]),
+      await encode(dir, "testsrc2=s=64x48", [
+        "-pix_fmt",
+        "yuvj444p",
+        "-q:v",
+        "5",
+        "-threads",
+        "2",
+        "-thread_type",
+        "slice",
+      ]),
+      encodeTestJpeg({
+        width: 40,
+        height: 24,
+        rgba: await sourceRgba("testsrc2=s=40x24"),
+        color: "ycc",
+        sampling: [[2, 1], [1, 1], [1, 1]],
+        separateScans: true,
+        restartInterval: 2,
+      }),
+    ];
+    const rand = prng(11);
+    let decoded = 0;
+    let rejected = 0;
+    for (const source of sources) {
+      for (let round = 0; round < 200; round++) {
+        const bytes = source.slice();
+        const edits = 1 + Math.floor(rand() * 4);
+        for (let e = 0; e < edits; e++) bytes[Math.floor(rand() * bytes.length)] = Math.floor(rand() * 256);
+        const cut = rand() < 0.3 ? Math.floor(rand() * bytes.length) : bytes.length;
+        const scale = SCALES[round & 3];
+        try {
+          const img = decodeJpeg(bytes.subarray(0, cut), { scale });
+          assertEquals(img.data.length, img.width * img.height * 4);
+          decoded++;
+        } catch (err) {
+          assert(
+            err instanceof JpegDecodeError || err instanceof JpegUnsupportedError,
+            `round ${round}: unexpected ${err instanceof Error ? err.stack : String(err)}`,
+          );
+          rejected++;
+        }
+      }
+    }
+    assert(decoded > 0 && rejected > 0, `decoded ${decoded}, rejected ${rejected}`);
+  }));
