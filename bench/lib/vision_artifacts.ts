@@ -69,8 +69,16 @@ export async function measureArtifacts(recordSeconds = 3): Promise<ArtifactTimin
     });
     const frames = (artifacts.out.measurements as Array<{ frame_count: number }>)[0].frame_count;
     // Different noise floor: a fresh analysis, so the bundle's first run is uncached as well.
-    const first = await timed(server, "temporal_debug_bundle", { range, noise_floor: 13, inline_images: false });
-    const cached = await timed(server, "temporal_debug_bundle", { range, noise_floor: 13, inline_images: false });
+    const first = await timed(server, "temporal_debug_bundle", {
+      range,
+      noise_floor: 13,
+      inline_images: false,
+    });
+    const cached = await timed(server, "temporal_debug_bundle", {
+      range,
+      noise_floor: 13,
+      inline_images: false,
+    });
     return {
       frames,
       width: lastFrame.width,

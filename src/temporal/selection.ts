@@ -86,30 +86,33 @@ function signatureDistance(a: Float32Array, b: Float32Array): number {
 }
 
 /**
- * Trend changes: turning points of the path of change (centroid extremes) and returns away from
- * the settled state (a rise in distance-to-final after it had fallen), ranked by prominence
- * relative to each series' range.
+ * Trend changes, strongest first. Returns away from the settled state come first: a rise in
+ * distance-to-final after it had fallen (an overshoot or reversal), scored by how far the peak
+ * stands above its surroundings relative to its own height. Turning points of the path of change
+ * (centroid extremes) follow at half weight, since a flash elsewhere can also move a centroid.
  */
 export function trendChanges(measures: FrameMeasure[]): Array<{ index: number; score: number }> {
   const found = new Map<number, number>();
-  const consider = (series: number[], indices: number[]) => {
-    const range = Math.max(...series) - Math.min(...series);
-    if (!(range > 0)) return;
-    for (const p of prominentPeaks(series)) {
-      const score = p.prominence / range;
-      if (score < 0.1) continue;
-      const idx = indices[p.index];
-      found.set(idx, Math.max(found.get(idx) ?? 0, score));
-    }
-  };
+  const note = (idx: number, score: number) => found.set(idx, Math.max(found.get(idx) ?? 0, score));
   const toFinal = measures.map((m) => m.to_final.changed_proportion);
-  consider(toFinal, measures.map((_, i) => i));
+  // Returns smaller than this share of the largest distance are jitter, not a trend.
+  const floor = Math.max(...toFinal, 0) * 0.02;
+  for (const p of prominentPeaks(toFinal)) {
+    const height = toFinal[p.index];
+    if (height <= floor || p.prominence / height < 0.3) continue;
+    note(p.index, 1 + p.prominence / height);
+  }
   const moving = measures.map((m, i) => ({ c: m.step?.centroid, i })).filter((e) => e.c);
   for (const axis of ["x", "y"] as const) {
     const values = moving.map((e) => e.c?.[axis] ?? 0);
-    const idx = moving.map((e) => e.i);
-    consider(values, idx);
-    consider(values.map((v) => -v), idx);
+    const range = Math.max(...values) - Math.min(...values);
+    if (!(range > 0)) continue;
+    for (const series of [values, values.map((v) => -v)]) {
+      for (const p of prominentPeaks(series)) {
+        const score = p.prominence / range;
+        if (score >= 0.1) note(moving[p.index].i, score / 2);
+      }
+    }
   }
   return [...found].map(([index, score]) => ({ index, score }))
     .sort((a, b) => b.score - a.score || a.index - b.index);

@@ -60,7 +60,10 @@ const planeScratch: Uint8ClampedArray[] = [];
 
 interface DecodeState {
   bytes: Uint8Array;
-  n: BlockSize;
+  /** Scale 8: every block reduces to its DC. */
+  dcOnly: boolean;
+  /** Output samples per block side, per frame component. */
+  blockSizes: BlockSize[];
   dcTables: (HuffmanTable | undefined)[];
   acTables: (AcTable | undefined)[];
   quant: (Uint16Array | undefined)[];
@@ -84,7 +87,8 @@ export function decodeJpeg(bytes: Uint8Array, options: DecodeJpegOptions = {}): 
   }
   const st: DecodeState = {
     bytes,
-    n: (8 / scale) as BlockSize,
+    dcOnly: scale === 8,
+    blockSizes: [],
     dcTables: [],
     acTables: [],
     quant: [],
@@ -181,7 +185,12 @@ export function decodeJpeg(bytes: Uint8Array, options: DecodeJpegOptions = {}): 
   return { width, height, data };
 }
 
-/** One plane per component, covering every block of the MCU grid at n×n pixels per block. */
+/**
+ * One plane per component, covering every block of the MCU grid at n×n samples per block. A subsampled
+ * component gets a larger n where the scale leaves room (4:2:0 at 1/2: chroma through the full 8×8 IDCT, at
+ * 1/4 through the 4×4), so it arrives at output resolution and needs no upsampling — as libjpeg does. At
+ * 1/8 every component stays DC-only.
+ */
 function setUpPlanes(st: DecodeState, frame: Frame, scale: number): void {
   const { width, height, hMax, vMax, components } = frame;
   if (width * height > MAX_PIXELS) {
@@ -198,20 +207,29 @@ function setUpPlanes(st: DecodeState, frame: Frame, scale: number): void {
         `fractional sampling (${c.h}×${c.v} against ${hMax}×${vMax}) is not supported`,
       );
     }
-    const stride = mcusX * c.h * st.n;
-    const size = stride * mcusY * c.v * st.n;
+    const rh = hMax / c.h;
+    const rv = vMax / c.v;
+    let n = 8 / scale;
+    let k = 1;
+    while (scale !== 8 && n * 2 <= 8 && rh % (k * 2) === 0 && rv % (k * 2) === 0) {
+      n *= 2;
+      k *= 2;
+    }
+    const stride = mcusX * c.h * n;
+    const size = stride * mcusY * c.v * n;
     let plane = planeScratch[i];
     if (!plane || plane.length < size) {
       plane = new Uint8ClampedArray(size);
       if (size <= SCRATCH_KEEP) planeScratch[i] = plane;
     }
+    st.blockSizes.push(n as BlockSize);
     st.planes.push({
       plane,
       stride,
-      rh: hMax / c.h,
-      rv: vMax / c.v,
-      w: Math.ceil(Math.ceil((width * c.h) / hMax) / scale),
-      h: Math.ceil(Math.ceil((height * c.v) / vMax) / scale),
+      rh: rh / k,
+      rv: rv / k,
+      w: Math.ceil((Math.ceil((width * c.h) / hMax) * n) / 8),
+      h: Math.ceil((Math.ceil((height * c.v) / vMax) * n) / 8),
     });
     st.decoded.push(false);
   }
@@ -219,7 +237,7 @@ function setUpPlanes(st: DecodeState, frame: Frame, scale: number): void {
 
 /** Runs one SOS; returns the offset of the marker after its entropy-coded data. */
 function scan(st: DecodeState, frame: Frame, at: number, end: number): number {
-  const { bytes, n } = st;
+  const { bytes } = st;
   const { comps, dcs, acs } = parseScanHeader(bytes, at, end, frame, st.dcTables, st.acTables);
   const ns = comps.length;
   const { width, height, hMax, vMax } = frame;
@@ -235,16 +253,17 @@ function scan(st: DecodeState, frame: Frame, at: number, end: number): number {
     slotPlane: [],
     slotStride: [],
     slotQuant: [],
+    slotN: [],
     mcusX: 0,
     mcusY: 0,
     restartInterval: st.restartInterval,
-    n,
   };
   for (let i = 0; i < ns; i++) {
     const ci = comps[i];
     const c = frame.components[ci];
     const q = st.quant[c.tq];
     if (!q) throw new JpegDecodeError(`quantization table ${c.tq} is not defined`);
+    const n = st.blockSizes[ci];
     const quant = dequantMultipliers(q, n);
     // Non-interleaved: one block per MCU over the component's own block grid.
     const bh = ns === 1 ? 1 : c.h;
@@ -261,6 +280,7 @@ function scan(st: DecodeState, frame: Frame, at: number, end: number): number {
         plan.slotPlane.push(st.planes[ci].plane);
         plan.slotStride.push(st.planes[ci].stride);
         plan.slotQuant.push(quant);
+        plan.slotN.push(n);
       }
     }
     st.decoded[ci] = true;
@@ -286,7 +306,7 @@ function scan(st: DecodeState, frame: Frame, at: number, end: number): number {
   const ends: number[] = [];
   const rst: number[] = [];
   const next = destuff(bytes, end, out, ends, rst);
-  if (n === 1) decodeScanDc(out, ends, rst, plan);
+  if (st.dcOnly) decodeScanDc(out, ends, rst, plan);
   else decodeScanBlocks(out, ends, rst, plan);
   return next;
 }

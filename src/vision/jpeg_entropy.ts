@@ -72,13 +72,13 @@ export interface BlockScanPlan {
   slotV: number[];
   slotPlane: Uint8ClampedArray[];
   slotStride: number[];
-  /** Dequantisation multipliers for this scale (see jpeg_idct.ts), zigzag order. */
+  /** Dequantisation multipliers for the slot's block size (see jpeg_idct.ts), zigzag order. */
   slotQuant: Float64Array[];
+  /** Output samples per block side: 8 / scale, or more for a subsampled component (1 for DC-only). */
+  slotN: BlockSize[];
   mcusX: number;
   mcusY: number;
   restartInterval: number;
-  /** Output pixels per block side: 8 / scale. */
-  n: BlockSize;
 }
 
 const SLOTS: Record<BlockSize, Int32Array> = {
@@ -104,12 +104,12 @@ function nextSegment(ends: number[], rst: number[], seg: number, mcu: number, to
   return seg + 1;
 }
 
-/** Decodes one scan at scale 1, 2 or 4: every block through the IDCT for plan.n into its plane. */
+/** Decodes one scan at scale 1, 2 or 4: every block through the IDCT for its slot's size into its plane. */
 export function decodeScanBlocks(d: Uint8Array, ends: number[], rst: number[], plan: BlockScanPlan): void {
   const { slotComp, slotDc, slotAc, slotX, slotY, slotH, slotV, slotPlane, slotStride, slotQuant } = plan;
-  const { mcusX, mcusY, restartInterval, n } = plan;
+  const { slotN, mcusX, mcusY, restartInterval } = plan;
   const slots = slotComp.length;
-  const zz = SLOTS[n];
+  const slotZz = slotN.map((n) => SLOTS[n]);
   const totalMcus = mcusX * mcusY;
   let seg = 0;
   let segEndBits = ends[0] * 8;
@@ -142,6 +142,7 @@ export function decodeScanBlocks(d: Uint8Array, ends: number[], rst: number[], p
       const ac = slotAc[sl];
       const acValue = ac.value;
       const qm = slotQuant[sl];
+      const zz = slotZz[sl];
       const c = slotComp[sl];
 
       // DC: category symbol, then that many magnitude bits.
@@ -237,6 +238,7 @@ export function decodeScanBlocks(d: Uint8Array, ends: number[], rst: number[], p
 
       const out = slotPlane[sl];
       const stride = slotStride[sl];
+      const n = slotN[sl];
       let o = ((my * slotV[sl] + slotY[sl]) * stride + mx * slotH[sl] + slotX[sl]) * n;
       if (nt === 0) {
         // Flat block (common in UI content): no transform.

@@ -255,10 +255,10 @@ export function diffImages(a: RgbaImage, b: RgbaImage, options: DiffOptions = {}
 }
 
 /**
- * Rows per kernel call for whole-image kernels. V8 runs new WASM code in its baseline tier and swaps
- * in optimised code only between calls, so a first, single call over a big image would run entirely
- * unoptimised (10–20× slower for the SIMD loops); bands let later bands use the optimised code.
- * A multiple of 16, so every band but the last spans a multiple of 16 pixels.
+ * Rows per kernel call for whole-image kernels. V8 first runs WASM code in its baseline tier and
+ * swaps in optimised code only between calls, so one call over a whole 1080p image would run
+ * unoptimised throughout (2–3× slower in the SIMD loops); with bands, later bands pick up the
+ * optimised code. A multiple of 16, so every band but the last spans a multiple of 16 pixels.
  */
 const BAND_ROWS = 64;
 
@@ -845,7 +845,7 @@ const FILTER_MODES: Record<PngFilter, number> = { none: 0, sub: 1, up: 2, averag
 /**
  * Filters an RGBA image into PNG scanlines (filter byte + pixels per row), dropping alpha when every
  * pixel is opaque, and hands them to `use` while they are still in WASM memory (no copy out). The
- * view is only valid inside `use`.
+ * view is only valid inside `use`, and `use` must not call other functions of this module.
  */
 export function withPngScanlines<T>(
   img: RgbaImage,

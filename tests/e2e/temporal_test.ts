@@ -1,7 +1,7 @@
 import { assert, assertEquals } from "../assert.ts";
 import { decodeJpeg } from "../../src/vision/jpeg_decode.ts";
 import type { RgbaImage } from "../../src/vision/image.ts";
-import { e2e, refOf, type ServerHandle, structured, withServer } from "./harness.ts";
+import { e2e, errorCode, refOf, type ServerHandle, structured, withServer } from "./harness.ts";
 
 interface Rect {
   x: number;
@@ -28,7 +28,8 @@ const isPanelBlue = ([r, g, b]: number[]) => r < 70 && g < 110 && b > 150;
 async function readJson(server: ServerHandle, uri: string): Promise<Record<string, unknown>> {
   const res = await server.client.readResource({ uri });
   const first = res.contents[0] as { text?: string; blob?: string };
-  const text = first.text ?? new TextDecoder().decode(Uint8Array.from(atob(first.blob ?? ""), (c) => c.charCodeAt(0)));
+  const text = first.text ??
+    new TextDecoder().decode(Uint8Array.from(atob(first.blob ?? ""), (c) => c.charCodeAt(0)));
   return JSON.parse(text);
 }
 
@@ -46,24 +47,36 @@ Deno.test({
       const interaction = String(clicked.interaction_id);
       await new Promise((r) => setTimeout(r, 1_500));
 
-      const result = await server.call("temporal_debug_bundle", { interaction_id: interaction, detail: "full" });
+      const result = await server.call("temporal_debug_bundle", {
+        interaction_id: interaction,
+        detail: "full",
+      });
       assert(!result.isError, `bundle failed: ${result.content[0]?.text}`);
       const bundle = structured(result);
-      assert(result.content.some((c) => c.type === "image" && c.mimeType === "image/png"), "storyboard inlined");
+      assert(
+        result.content.some((c) => c.type === "image" && c.mimeType === "image/png"),
+        "storyboard inlined",
+      );
       const range = bundle.range as { anchor: { id: string }; complete: boolean };
       assertEquals(range.anchor.id, interaction);
 
       const selected = bundle.selected_frame_ids as number[];
       assert(selected.length >= 3 && selected.length <= 8, `${selected.length} storyboard frames`);
       const images = await Promise.all(selected.map((id) => frameImage(server, id)));
-      assert(images.some((img) => isMagenta(pixel(img, 640, 60))), "a selected frame shows the wrong-colour flash");
+      assert(
+        images.some((img) => isMagenta(pixel(img, 640, 60))),
+        "a selected frame shows the wrong-colour flash",
+      );
       // The panel's right edge passes x 665 only near +480 px, before it reverses to settle at +400 px.
       assert(
         images.some((img) => isPanelBlue(pixel(img, 665, 320))),
         "a selected frame shows the panel at its reversal point",
       );
       const final = images[images.length - 1];
-      assert(isPanelBlue(pixel(final, 590, 320)) && !isPanelBlue(pixel(final, 665, 320)), "the final frame is settled");
+      assert(
+        isPanelBlue(pixel(final, 590, 320)) && !isPanelBlue(pixel(final, 665, 320)),
+        "the final frame is settled",
+      );
 
       const [epoch] = bundle.bundles as Array<{
         measurements: { change_bounds: Rect | null };
@@ -71,8 +84,14 @@ Deno.test({
       }>;
       const b = epoch.measurements.change_bounds;
       assert(b, "change was measured");
-      assert(b.x <= 45 && b.x + b.width >= 675, `change bounds span the panel's path horizontally: ${JSON.stringify(b)}`);
-      assert(b.y <= 265 && b.y + b.height >= 375, `change bounds span the panel vertically: ${JSON.stringify(b)}`);
+      assert(
+        b.x <= 45 && b.x + b.width >= 675,
+        `change bounds span the panel's path horizontally: ${JSON.stringify(b)}`,
+      );
+      assert(
+        b.y <= 265 && b.y + b.height >= 375,
+        `change bounds span the panel vertically: ${JSON.stringify(b)}`,
+      );
       assertEquals(epoch.artifacts.map((a) => a.kind).sort(), ["composite", "difference_map", "storyboard"]);
 
       for (const artifact of epoch.artifacts) {
@@ -89,16 +108,87 @@ Deno.test({
         assert(m.analyzed_frame_ids.every((id) => source.has(id)), "analyzed ⊆ source");
         assert(m.selected_frame_ids.every((id) => analyzed.has(id)), "selected ⊆ analyzed");
         assertEquals(m.omitted_frame_count, source.size - analyzed.size, "omitted = source − analyzed");
-        assertEquals(m.sampling !== undefined, analyzed.size < source.size, "sampling disclosed exactly when sampled");
+        assertEquals(
+          m.sampling !== undefined,
+          analyzed.size < source.size,
+          "sampling disclosed exactly when sampled",
+        );
         assertEquals(m.selected_frame_ids, artifact.selected_frame_ids);
         assert(/^sha256:[0-9a-f]{64}$/.test(m.output_hash), "output hash recorded");
       }
 
       // The same request again comes from the cache, and the range handle reproduces the range.
       const again = structured(
-        await server.call("temporal_debug_bundle", { range_handle: bundle.range_handle, inline_images: false }),
+        await server.call("temporal_debug_bundle", {
+          range_handle: bundle.range_handle,
+          inline_images: false,
+        }),
       );
       assertEquals(again.selected_frame_ids, selected);
+
+      // Regions: a ref's current geometry, a source frame's pixels, and a mask over the flashing strip.
+      const snapNow = structured(await server.call("snapshot_page", {}));
+      const byRef = structured(
+        await server.call("generate_region_filmstrip", {
+          interaction_id: interaction,
+          region: { ref: refOf(snapNow, "button", "Open panel") },
+          inline_images: false,
+        }),
+      );
+      assertEquals((byRef.artifacts as Array<{ region: { source: string } }>)[0].region.source, "ref");
+      const bySource = structured(
+        await server.call("generate_region_filmstrip", {
+          interaction_id: interaction,
+          region: { frame_id: selected[0], x: 0, y: 250, width: 800, height: 150 },
+          inline_images: false,
+        }),
+      );
+      assertEquals((bySource.artifacts as Array<{ region: { space: string } }>)[0].region.space, "source");
+      const byMask = structured(
+        await server.call("generate_artifacts", {
+          interaction_id: interaction,
+          generators: ["region_filmstrip"],
+          region: { mask: [{ x: 0, y: 0, width: 1280, height: 110 }] },
+          inline_images: false,
+        }),
+      );
+      const strip = (byMask.artifacts as Array<{ selected_frame_ids: number[] }>)[0];
+      const stripImages = await Promise.all(strip.selected_frame_ids.map((id) => frameImage(server, id)));
+      assert(
+        stripImages.some((img) => isMagenta(pixel(img, 640, 60))),
+        "the masked strip's filmstrip shows the flash",
+      );
+
+      // A window reaching into the live future is partial, says so, and is not evidence loss.
+      const live = structured(
+        await server.call("resolve_temporal_range", {
+          range: { latest_interaction: true, after_ms: 60_000 },
+        }),
+      );
+      const warnings = (live.range as { warnings: Array<{ code: string; edge?: string }> }).warnings;
+      assert(warnings.some((w) => w.code === "requested_end_not_yet_elapsed"), "future tail reported");
+      assert(
+        warnings.some((w) => w.code === "partially_captured" && w.edge === "end"),
+        "affected edge reported",
+      );
+      assertEquals(
+        errorCode(
+          await server.call("resolve_temporal_range", {
+            range: { latest_interaction: true, after_ms: 60_000, require_complete: true },
+          }),
+        ),
+        "range_incomplete",
+      );
+      assertEquals(
+        errorCode(
+          await server.call("resolve_temporal_range", { range: { start_ms: 9e8, end_ms: 9e8 + 10 } }),
+        ),
+        "range_not_captured",
+      );
+      assertEquals(
+        errorCode(await server.call("temporal_debug_bundle", { range_handle: "rh-zzzzzz-1" })),
+        "range_handle_invalid",
+      );
     }, { browser: { headless: true } }),
 });
 
@@ -122,7 +212,9 @@ Deno.test({
       });
       assert(!result.isError, `generate_artifacts failed: ${result.content[0]?.text}`);
       const out = structured(result);
-      const [m] = out.measurements as Array<{ change_regions: Array<{ bounds: Rect }>; change_regions_omitted: number }>;
+      const [m] = out.measurements as Array<
+        { change_regions: Array<{ bounds: Rect }>; change_regions_omitted: number }
+      >;
       assert(m.change_regions.length >= 1, "the spinner's change is seen");
       assertEquals(m.change_regions_omitted, 0);
       // JPEG encodes 16 px blocks, so change can touch the blocks around a moving thing: one block of slack.

@@ -25,7 +25,8 @@ async function probe(server: ServerHandle, uri: string): Promise<Probe> {
 }
 
 Deno.test({
-  name: "temporal video: real_time and model_optimized clips are H.264 MP4 without audio, as long as promised",
+  name:
+    "temporal video: real_time and model_optimized clips are H.264 MP4 without audio, as long as promised",
   ...e2e,
   fn: () =>
     withServer(async (server, site) => {
@@ -62,16 +63,27 @@ Deno.test({
         if (policy === "real_time") {
           const rangeMs = (video.range.end_ns - video.range.start_ns) / 1e6;
           // Real time starts at the first retained frame in range and lasts until the range end.
-          assert(video.duration_ms <= rangeMs + 1000 / video.fps, `real_time ${video.duration_ms} ≤ range ${rangeMs} ms`);
+          assert(
+            video.duration_ms <= rangeMs + 1000 / video.fps,
+            `real_time ${video.duration_ms} ≤ range ${rangeMs} ms`,
+          );
           assert(video.duration_ms >= rangeMs - 300, `real_time ${video.duration_ms} ≈ range ${rangeMs} ms`);
         }
         const manifest = await server.client.readResource({ uri: video.manifest_uri });
         const text = (manifest.contents[0] as { text?: string }).text ??
           atob((manifest.contents[0] as { blob?: string }).blob ?? "");
-        const m = JSON.parse(text) as { presentation_policy: string; ffmpeg_build: string; encoder: string; output_hash: string };
+        const m = JSON.parse(text) as {
+          presentation_policy: string;
+          ffmpeg_build: string;
+          encoder: string;
+          output_hash: string;
+        };
         assertEquals(m.presentation_policy, policy);
         assert(m.ffmpeg_build.startsWith("ffmpeg version"), `build recorded: ${m.ffmpeg_build}`);
-        assert(m.encoder.length > 0 && /^sha256:[0-9a-f]{64}$/.test(m.output_hash), "encoder and hash recorded");
+        assert(
+          m.encoder.length > 0 && /^sha256:[0-9a-f]{64}$/.test(m.output_hash),
+          "encoder and hash recorded",
+        );
       }
     }, { browser: { headless: true } }),
 });
@@ -87,7 +99,8 @@ Deno.test({
       assert(!names.includes("generate_temporal_video"), "the video tool is absent");
       assert(names.includes("temporal_debug_bundle"), "still-image artifacts remain");
       const status = structured(await server.call("browser_status", {}));
-      const video = (status.server as { temporal_video: { available: boolean; reason?: string } }).temporal_video;
+      const video =
+        (status.server as { temporal_video: { available: boolean; reason?: string } }).temporal_video;
       assertEquals(video.available, false);
       assert(video.reason && !video.reason.includes(empty), `a reason without paths: ${video.reason}`);
     } finally {

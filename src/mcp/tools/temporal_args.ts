@@ -10,60 +10,61 @@ import type { ResolvedRange } from "../../temporal/range.ts";
 import { type LiveView, resolveRange, revalidateRange } from "../../temporal/range_source.ts";
 import { encodePng } from "../../vision/png.ts";
 import type { AppContext } from "../context.ts";
-import { pageId } from "../schemas.ts";
 import { resolveSession, sessionId } from "./sessions.ts";
 
 const msValue = z.number().min(0).max(1e9);
 const contextMs = z.number().min(0).max(600_000);
+const id = z.number().int().min(1);
 
 export const rangeRequest = z.strictObject({
-  start_ms: msValue.optional().describe("Session time (ms since session start)"),
+  start_ms: msValue.optional(),
   end_ms: msValue.optional(),
-  start_time: z.string().max(40).optional().describe("ISO 8601 or epoch ms"),
+  start_time: z.string().max(40).optional(),
   end_time: z.string().max(40).optional(),
   interaction_id: z.string().max(64).optional(),
   latest_interaction: z.boolean().optional(),
-  navigation_id: z.number().int().min(1).max(1e12).optional().describe("event_id of a navigation event"),
+  navigation_id: id.optional(),
   marker_id: z.string().max(64).optional(),
-  first_frame_id: z.number().int().min(1).max(1e12).optional(),
-  last_frame_id: z.number().int().min(1).max(1e12).optional(),
-  before_ms: contextMs.optional().describe("Context before the anchor; default 150"),
-  after_ms: contextMs.optional().describe("Window after the anchor; default: observation + 1000"),
-  page_id: pageId.optional(),
-  allow_partial: z.boolean().optional().describe("Default true: resolve to the captured intersection"),
-  require_complete: z.boolean().optional().describe("Fail unless fully captured without gaps"),
+  first_frame_id: id.optional(),
+  last_frame_id: id.optional(),
+  before_ms: contextMs.optional(),
+  after_ms: contextMs.optional(),
+  page_id: z.string().max(16).optional(),
+  allow_partial: z.boolean().optional(),
+  require_complete: z.boolean().optional(),
 });
 
-/** A resolved range echoed back by the caller; its bounds are kept and re-checked. */
-const resolvedRange = z.object({
+/** A resolved range echoed back by the caller: bounds are kept and re-checked, other fields ignored. */
+const resolvedRange = z.looseObject({
   resolved: z.literal(true),
   session_id: z.string().max(64),
   page_id: z.string().max(16),
-  start_ns: z.number().min(0).max(1e15),
-  end_ns: z.number().min(0).max(1e15),
-  anchor: z.object({
-    kind: z.enum([
-      "session_time",
-      "timestamps",
-      "interaction",
-      "latest_interaction",
-      "navigation",
-      "marker",
-      "frames",
-    ]),
-    id: z.string().max(64).optional(),
-    at_ns: z.number().min(-1e15).max(1e15),
-  }).optional(),
-  requested: z.object({ start_ns: z.number(), end_ns: z.number() }).optional(),
+  start_ns: z.number().min(0),
+  end_ns: z.number().min(0),
 });
+
+const echoedAnchor = z.object({
+  kind: z.enum([
+    "session_time",
+    "timestamps",
+    "interaction",
+    "latest_interaction",
+    "navigation",
+    "marker",
+    "frames",
+  ]),
+  id: z.string().max(64).optional(),
+  at_ns: z.number(),
+});
+const echoedRequest = z.object({ start_ns: z.number(), end_ns: z.number() });
 
 export const rangeFields = {
   session_id: sessionId.optional(),
   range: z.union([rangeRequest, resolvedRange]).optional().describe(
-    "One anchor: start_ms/end_ms | start_time/end_time | interaction_id | latest_interaction | navigation_id | marker_id | first_frame_id+last_frame_id; or a resolved range. Default: latest interaction",
+    "One anchor: start_ms+end_ms (session ms) | start_time+end_time (ISO) | interaction_id | latest_interaction | navigation_id | marker_id | first_frame_id+last_frame_id; before_ms/after_ms widen it; allow_partial (default true), require_complete. Or a resolved range echoed back. Default: latest interaction",
   ),
-  range_handle: z.string().max(40).optional().describe("From resolve_temporal_range"),
-  interaction_id: z.string().max(64).optional().describe("Shorthand for range {interaction_id}"),
+  range_handle: z.string().max(40).optional(),
+  interaction_id: z.string().max(64).optional(),
 };
 
 export interface RangeArgs {
@@ -106,7 +107,16 @@ export async function rangeOf(app: AppContext, args: RangeArgs): Promise<Resolve
   const range = args.range;
   if (range && "resolved" in range) {
     const session = await resolveSession(app, range.session_id);
-    return revalidateRange(app.recorder.reader(), range, liveView(app, session));
+    const anchor = echoedAnchor.safeParse(range.anchor);
+    const requested = echoedRequest.safeParse(range.requested);
+    return revalidateRange(app.recorder.reader(), {
+      session_id: range.session_id,
+      page_id: range.page_id,
+      start_ns: range.start_ns,
+      end_ns: range.end_ns,
+      ...(anchor.success ? { anchor: anchor.data } : {}),
+      ...(requested.success ? { requested: requested.data } : {}),
+    }, liveView(app, session));
   }
   const session = await resolveSession(app, args.session_id);
   const request = range ?? (args.interaction_id ? { interaction_id: args.interaction_id } : {});

@@ -23,7 +23,9 @@ export const videoTools = [
     input: z.strictObject({
       ...rangeFields,
       policy: z.enum(["real_time", "model_optimized"]).optional().describe("Default model_optimized"),
-      fps: z.number().int().min(1).max(60).optional().describe("Output frame rate; default 30 real_time, 10 model_optimized"),
+      fps: z.number().int().min(1).max(60).optional().describe(
+        "Output frame rate; default 30 real_time, 10 model_optimized",
+      ),
       speed: z.number().int().min(1).max(64).optional().describe("real_time only: integer speed-up"),
     }),
     annotations: { readOnlyHint: true },
@@ -34,7 +36,8 @@ export const videoTools = [
           code: "encoder_unavailable",
           message: `No qualified ffmpeg: ${video.reason}`,
           retry: "after_recovery",
-          recovery: "Install ffmpeg with an H.264 encoder (or set KROMETRAIL_FFMPEG), then restart the server.",
+          recovery:
+            "Install ffmpeg with an H.264 encoder (or set KROMETRAIL_FFMPEG), then restart the server.",
         });
       }
       const range = await rangeOf(app, args);
@@ -60,7 +63,11 @@ export const videoTools = [
           session_time_ns: f.session_time_ns,
           selected: selected.has(f.frame_id),
         })),
-        gaps: range.gaps.map((g) => ({ start_ns: g.start_ns, end_ns: g.end_ns ?? range.end_ns, kind: g.kind })),
+        gaps: range.gaps.map((g) => ({
+          start_ns: g.start_ns,
+          end_ns: g.end_ns ?? range.end_ns,
+          kind: g.kind,
+        })),
         range: { start_ns: Math.max(range.start_ns, epoch.start_ns), end_ns: range.end_ns },
         policy,
         ...(args.fps !== undefined ? { fps: args.fps } : {}),
@@ -91,16 +98,24 @@ export const videoTools = [
         page_id: range.page_id,
         capture_configuration: env.captureConfig(range.session_id),
         resolved_range: range,
-        epoch: { index: epoch.index, count: prepared.epochs.length, width: epoch.width, height: epoch.height },
+        epoch: {
+          index: epoch.index,
+          count: prepared.epochs.length,
+          width: epoch.width,
+          height: epoch.height,
+        },
         output_uri: target.uri,
         ...videoManifest(plan, result),
       };
-      const manifestUri = (await env.write("json", new TextEncoder().encode(JSON.stringify(manifest, null, 1)))).uri;
+      const manifestUri =
+        (await env.write("json", new TextEncoder().encode(JSON.stringify(manifest, null, 1)))).uri;
       const gaps = plan.intervals.filter((iv) => iv.kind === "gap").length;
       return output(
         [
           rangeText(range),
-          `${policy} video ${target.uri}: ${ms(result.duration_ms * 1e6)} ms, ${result.width}x${result.height}, ${result.frame_count} frames at ${result.fps} fps, ${result.encoder}, ${result.bytes} bytes, ${gaps} gap slate(s).`,
+          `${policy} video ${target.uri}: ${
+            ms(result.duration_ms * 1e6)
+          } ms, ${result.width}x${result.height}, ${result.frame_count} frames at ${result.fps} fps, ${result.encoder}, ${result.bytes} bytes, ${gaps} gap slate(s).`,
           plan.timing_statement,
           `manifest ${manifestUri}`,
         ].join("\n"),

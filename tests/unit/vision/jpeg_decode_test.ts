@@ -174,26 +174,32 @@ const SCALES = [1, 2, 4, 8] as const;
 const fmtDb = (v: number) => (v === Infinity ? "∞" : v.toFixed(1));
 
 /**
- * Decodes at every scale and checks: scale 1 against `reference` (≥ minFull dB) and the model (≥ 40 dB);
- * scales 2–8 against the box-downscaled reference (≥ 25 dB). Returns a report line.
+ * Decodes at every scale and measures: scale 1 against `reference` (ffmpeg's RGBA unless given; ≥ minFull
+ * dB) and against ffmpeg's planes through the model (≥ 40 dB); scales 2–8 against the box-downscaled
+ * reference (≥ 25 dB). Returns a report line and what fell short.
  */
 async function checkAllScales(
   dir: string,
   label: string,
   jpeg: Uint8Array,
   opts: { width: number; height: number; minFull: number; reference?: Uint8Array },
-): Promise<string> {
+): Promise<{ line: string; failures: string[] }> {
   const { width, height } = opts;
+  const failures: string[] = [];
   const full = decodeJpeg(jpeg);
   assertEquals([full.width, full.height], [width, height], `${label}: size`);
   assertEquals(full.data.length, width * height * 4, `${label}: data length`);
+  for (let i = 3; i < full.data.length; i += 4) {
+    if (full.data[i] !== 255) throw new Error(`${label}: alpha ${full.data[i]} at pixel ${i >> 2}`);
+  }
   const reference = opts.reference ?? await ffmpegRgba(dir, jpeg);
-  const parts: string[] = [];
   const p1 = psnr(full.data, reference);
   const pm = psnr(full.data, await modelRgba(dir, jpeg, width, height));
-  assert(pm >= 40, `${label}: scale 1 PSNR ${pm.toFixed(2)} dB against ffmpeg's planes through the model`);
-  assert(p1 >= opts.minFull, `${label}: scale 1 PSNR ${p1.toFixed(2)} dB against ffmpeg (model ${pm.toFixed(2)})`);
-  parts.push(`1: ${fmtDb(p1)} (model ${fmtDb(pm)})`);
+  if (pm < 40) {
+    failures.push(`${label}: scale 1 ${pm.toFixed(2)} dB against ffmpeg's planes through the model`);
+  }
+  if (p1 < opts.minFull) failures.push(`${label}: scale 1 ${p1.toFixed(2)} dB against ffmpeg`);
+  const parts = [`1: ${fmtDb(p1)} (model ${fmtDb(pm)})`];
   for (const scale of SCALES.slice(1)) {
     const img = decodeJpeg(jpeg, { scale });
     assertEquals(
@@ -202,52 +208,58 @@ async function checkAllScales(
       `${label}: size at 1/${scale}`,
     );
     const p = psnr(img.data, boxDown(reference, width, height, scale));
-    assert(p >= 25, `${label}: scale ${scale} PSNR ${p.toFixed(2)} dB against ffmpeg box-downscaled`);
+    if (p < 25) failures.push(`${label}: scale ${scale} ${p.toFixed(2)} dB against ffmpeg box-downscaled`);
     parts.push(`${scale}: ${fmtDb(p)}`);
   }
-  for (let i = 3; i < full.data.length; i += 4) {
-    if (full.data[i] !== 255) throw new Error(`${label}: alpha ${full.data[i]} at ${i >> 2}`);
-  }
-  return `${label.padEnd(34)} PSNR dB  ${parts.join("  ")}`;
+  return { line: `${label.padEnd(34)} ${parts.join("  ")}`, failures };
 }
 
 // ---- ffmpeg-encoded frames ------------------------------------------------------------------------------
 
 Deno.test("ffmpeg JPEGs match ffmpeg's decode at every scale (sizes × subsampling × tables × restarts)", () =>
   withDir(async (dir) => {
-    const report: string[] = [];
-    const sizes: Array<[number, number]> = [[77, 53], [320, 240], [1280, 633]];
+    const lines: string[] = [];
+    const failures: string[] = [];
+    // testsrc2 is all hard colour edges; at 77×53 nearly every pixel is near one, where a triangle chroma
+    // filter and swscale's bicubic (with its own chroma siting) disagree by design: there the model
+    // comparison carries the check, and ffmpeg's own conversion only has to agree roughly.
+    const sources: Array<[string, number, number, number]> = [
+      ["gradients=s=77x53:seed=1", 77, 53, 30],
+      ["gradients=s=101x75:seed=2", 101, 75, 30],
+      ["testsrc2=s=77x53", 77, 53, 24],
+      ["testsrc2=s=320x240", 320, 240, 30],
+      ["testsrc2=s=1280x633", 1280, 633, 30],
+    ];
     const variants: Array<[string, string[]]> = [
       ["", ["-q:v", "5"]],
       [" std tables", ["-q:v", "8", "-huffman", "default"]],
       [" restarts", ["-q:v", "5", "-threads", "4", "-thread_type", "slice"]],
     ];
-    for (const [width, height] of sizes) {
+    for (const [source, width, height, minFull] of sources) {
       for (const pixFmt of ["yuvj420p", "yuvj422p", "yuvj444p"]) {
         for (const [name, args] of variants) {
-          if (width === 1280 && name !== "") continue; // the big frame once per layout keeps the test quick
-          const jpeg = await encode(dir, `testsrc2=s=${width}x${height},format=rgb24`, [
-            "-pix_fmt",
-            pixFmt,
-            ...args,
-          ]);
-          if (name === " restarts") {
+          if (width >= 1280 && name !== "") continue; // the big frame once per layout keeps the test quick
+          const jpeg = await encode(dir, `${source},format=rgb24`, ["-pix_fmt", pixFmt, ...args]);
+          if (name === " restarts" && height >= 64) {
             assert(
               hasMarker(jpeg, 0xdd) && hasMarker(jpeg, 0xd0),
               "ffmpeg no longer writes DRI/RSTn for slices",
             );
           }
-          const label = `${width}×${height} ${pixFmt}${name}`;
-          report.push(await checkAllScales(dir, label, jpeg, { width, height, minFull: 30 }));
+          const label = `${source.split(":")[0]} ${pixFmt}${name}`;
+          const r = await checkAllScales(dir, label, jpeg, { width, height, minFull });
+          lines.push(r.line);
+          failures.push(...r.failures);
         }
       }
     }
-    // The default swscale conversion, for the record (nearest chroma, coarse rounding).
+    // ffmpeg's default conversion, for the record (nearest chroma, coarse rounding).
     const jpeg = await encode(dir, "testsrc2=s=320x240,format=rgb24", ["-pix_fmt", "yuvj420p", "-q:v", "5"]);
     const plain = psnr(decodeJpeg(jpeg).data, await ffmpegRgba(dir, jpeg, false));
-    assert(plain >= 28, `against ffmpeg's default conversion: ${plain.toFixed(2)} dB`);
-    report.push(`320×240 yuvj420p vs ffmpeg default flags  PSNR dB  1: ${fmtDb(plain)}`);
-    console.log(report.join("\n"));
+    if (plain < 28) failures.push(`against ffmpeg's default conversion: ${plain.toFixed(2)} dB`);
+    lines.push(`testsrc2=s=320x240 yuvj420p, ffmpeg default flags  1: ${fmtDb(plain)}`);
+    console.log(`PSNR dB per scale\n${lines.join("\n")}`);
+    assert(failures.length === 0, failures.join("\n"));
   }));
 
 Deno.test("flat colours decode to their RGB at every scale (grey, black, white, 0x336699)", () =>
@@ -259,7 +271,7 @@ Deno.test("flat colours decode to their RGB at every scale (grey, black, white, 
       ["0x336699", [0x33, 0x66, 0x99]],
     ];
     for (const [colour, rgb] of colours) {
-      const jpeg = await encode(dir, `color=c=${colour}:s=45x37,format=rgb24`, [
+      const jpeg = await encode(dir, `color=c=${colour}:s=48x32,format=rgb24`, [
         "-pix_fmt",
         "yuvj420p",
         "-q:v",
@@ -329,12 +341,16 @@ Deno.test("grey, 4:4:0, 4:1:1, one scan per component, restarts, Adobe RGB and S
         30,
       ],
     ];
-    const report: string[] = [];
+    const lines: string[] = [];
+    const failures: string[] = [];
     for (const [label, options, rgba, minFull] of cases) {
       const jpeg = encodeTestJpeg({ width, height, rgba, color: "ycc", ...options });
-      report.push(await checkAllScales(dir, label, jpeg, { width, height, minFull }));
+      const r = await checkAllScales(dir, label, jpeg, { width, height, minFull });
+      lines.push(r.line);
+      failures.push(...r.failures);
     }
-    console.log(report.join("\n"));
+    console.log(`PSNR dB per scale\n${lines.join("\n")}`);
+    assert(failures.length === 0, failures.join("\n"));
   }));
 
 Deno.test("luma subsampled against chroma (Y 1×1, chroma 2×2) decodes at the frame's size", () => {

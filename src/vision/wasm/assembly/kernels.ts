@@ -388,6 +388,7 @@ export function diff_rgba(a: usize, b: usize, n: i32, width: i32, noise: i32, ma
         if (mask != 0) v128.store(mask + p, i32x4.splat(0));
         continue;
       }
+      let bits: i32 = 0; // one bit per changed pixel of the 16
       for (let k: usize = 0; k < 4; k++) {
         const q = p + (k << 2);
         const va = v128.load(a + (q << 2));
@@ -397,13 +398,12 @@ export function diff_rgba(a: usize, b: usize, n: i32, width: i32, noise: i32, ma
         const m2 = i8x16.max_u(m1, i32x4.shr_u(m1, 16));
         const mag = v128.and(m2, lowByte);
         const on = i32x4.gt_s(mag, noise32);
-        const bits = i32x4.bitmask(on);
+        const magOn = v128.and(mag, on);
+        bits |= i32x4.bitmask(on) << (<i32> k << 2);
         if (mask != 0) {
-          const m16 = i16x8.narrow_i32x4_u(v128.and(mag, on), noise32);
+          const m16 = i16x8.narrow_i32x4_u(magOn, magOn);
           v128.store32_lane(mask + q, i8x16.narrow_i16x8_u(m16, m16), 0);
         }
-        if (bits == 0) continue;
-        const magOn = v128.and(mag, on);
         vCount = i32x4.sub(vCount, on);
         vAbs = i32x4.add(vAbs, magOn);
         vMax = i32x4.max_u(vMax, magOn);
@@ -421,29 +421,30 @@ export function diff_rgba(a: usize, b: usize, n: i32, width: i32, noise: i32, ma
         const dr = i32x4.abs(i32x4.add(i32x4.shuffle(rl, rh, 0, 2, 4, 6), i32x4.shuffle(rl, rh, 1, 3, 5, 7)));
         vY = i32x4.add(vY, v128.and(dy, on));
         vC = i32x4.add(vC, v128.and(i32x4.max_s(db, dr), on));
-        // Bounds: advance the row cursor to the first changed pixel of this group.
-        const i0 = q + <usize> ctz(bits);
-        const i1 = q + <usize> (31 - clz(bits));
-        while (i0 >= rowStart + w) {
-          rowStart += w;
-          row++;
-        }
-        if (minY < 0) minY = <isize> row;
-        if (i1 < rowStart + w) {
-          minX = min(minX, i0 - rowStart);
-          maxX = max(maxX, <isize> (i1 - rowStart));
-          maxY = max(maxY, <isize> row);
-        } else {
-          // The group straddles a row end: place each changed pixel on its own.
-          for (let l = 0; l < 4; l++) {
-            if ((bits & (1 << l)) == 0) continue;
-            const i = q + <usize> l;
-            const yy = i / w;
-            const xx = i - yy * w;
-            minX = min(minX, xx);
-            maxX = max(maxX, <isize> xx);
-            maxY = max(maxY, <isize> yy);
-          }
+      }
+      if (bits == 0) continue;
+      // Bounds, once per 16 pixels: advance the row cursor to the first changed pixel.
+      const i0 = p + <usize> ctz(bits);
+      const i1 = p + <usize> (31 - clz(bits));
+      while (i0 >= rowStart + w) {
+        rowStart += w;
+        row++;
+      }
+      if (minY < 0) minY = <isize> row;
+      if (i1 < rowStart + w) {
+        minX = min(minX, i0 - rowStart);
+        maxX = max(maxX, <isize> (i1 - rowStart));
+        maxY = max(maxY, <isize> row);
+      } else {
+        // The group straddles a row end: place each changed pixel on its own.
+        for (let l = 0; l < 16; l++) {
+          if ((bits & (1 << l)) == 0) continue;
+          const i = p + <usize> l;
+          const yy = i / w;
+          const xx = i - yy * w;
+          minX = min(minX, xx);
+          maxX = max(maxX, <isize> xx);
+          maxY = max(maxY, <isize> yy);
         }
       }
     }

@@ -1,0 +1,137 @@
+import { assert, assertEquals } from "../../assert.ts";
+import type { FrameRow } from "../../../src/capture/frames.ts";
+import { epochAt, splitEpochs } from "../../../src/temporal/frames.ts";
+
+const MS = 1_000_000;
+
+function frame(
+  id: number,
+  tMs: number,
+  size: [number, number] = [800, 600],
+  viewport: { width: number; height: number; device_scale: number } = { width: 800, height: 600, device_scale: 1 },
+): FrameRow {
+  return {
+    frame_id: id,
+    session_id: "s1",
+    page_id: "p1",
+    ordinal: id,
+    session_time_ns: tMs * MS,
+    session_time_ms: tMs,
+    chrome_timestamp: null,
+    format: "jpeg",
+    width: size[0],
+    height: size[1],
+    viewport,
+    changed_proportion: null,
+    change_bounds: null,
+    warnings: [],
+    uri: `krometrail://evidence/frames/s1/${id}.jpg`,
+  };
+}
+
+const ids = (frames: FrameRow[]) => frames.map((f) => f.frame_id);
+
+Deno.test("splitEpochs: no frames, no epochs", () => {
+  assertEquals(splitEpochs([]), []);
+});
+
+Deno.test("splitEpochs: frames of one geometry form one epoch spanning first to last frame", () => {
+  const epochs = splitEpochs([frame(1, 100), frame(2, 200), frame(3, 350)]);
+  assertEquals(epochs.length, 1);
+  const e = epochs[0];
+  assertEquals(e.index, 0);
+  assertEquals([e.width, e.height], [800, 600]);
+  assertEquals(e.viewport, { width: 800, height: 600, device_scale: 1 });
+  assertEquals(ids(e.frames), [1, 2, 3]);
+  assertEquals([e.start_ns, e.end_ns], [100 * MS, 350 * MS]);
+});
+
+Deno.test("splitEpochs: image size, viewport and device scale changes each start an epoch", () => {
+  const vp = (width: number, height: number, device_scale: number) => ({ width, height, device_scale });
+  const frames = [
+    frame(1, 100),
+    frame(2, 200),
+    frame(3, 300, [1024, 600]), // image size
+    frame(4, 400, [1024, 600]),
+    frame(5, 500, [1024, 600], vp(1024, 600, 1)), // viewport
+    frame(6, 600, [1024, 600], vp(1024, 600, 2)), // device scale
+    frame(7, 700, [1024, 600], vp(1024, 600, 2)),
+    frame(8, 800), // back to the first geometry: a new epoch, not the old one
+  ];
+  const epochs = splitEpochs(frames);
+  assertEquals(epochs.map((e) => e.index), [0, 1, 2, 3, 4]);
+  assertEquals(epochs.map((e) => ids(e.frames)), [[1, 2], [3, 4], [5], [6, 7], [8]]);
+  assertEquals(epochs.map((e) => [e.start_ns / MS, e.end_ns / MS]), [
+    [100, 200],
+    [300, 400],
+    [500, 500],
+    [600, 700],
+    [800, 800],
+  ]);
+  assertEquals(epochs.map((e) => [e.width, e.height]), [[800, 600], [1024, 600], [1024, 600], [1024, 600], [
+    800,
+    600,
+  ]]);
+  assertEquals(epochs.map((e) => e.viewport.device_scale), [1, 1, 1, 2, 1]);
+  assertEquals(epochs.map((e) => e.viewport.width), [800, 800, 1024, 1024, 800]);
+  assertEquals(epochs.flatMap((e) => ids(e.frames)), ids(frames), "frames stay in order, each once");
+});
+
+Deno.test("splitEpochs: height-only changes split too", () => {
+  const epochs = splitEpochs([
+    frame(1, 0),
+    frame(2, 10, [800, 700]),
+    frame(3, 20, [800, 700], { width: 800, height: 700, device_scale: 1 }),
+  ]);
+  assertEquals(epochs.map((e) => ids(e.frames)), [[1], [2], [3]]);
+});
+
+Deno.test("splitEpochs: sub-pixel viewport jitter does not split an epoch", () => {
+  const epochs = splitEpochs([
+    frame(1, 0, [800, 600], { width: 800, height: 600, device_scale: 1 }),
+    frame(2, 10, [800, 600], { width: 800.3, height: 599.8, device_scale: 1 }),
+  ]);
+  assertEquals(epochs.length, 1);
+  assertEquals(ids(epochs[0].frames), [1, 2]);
+});
+
+Deno.test("splitEpochs: an epoch's viewport is its own copy", () => {
+  const f = frame(1, 0);
+  const [e] = splitEpochs([f]);
+  f.viewport.width = 1;
+  assertEquals(e.viewport.width, 800);
+});
+
+Deno.test("epochAt: an instant inside an epoch's on-screen span picks it", () => {
+  const epochs = splitEpochs([
+    frame(1, 100),
+    frame(2, 200),
+    frame(3, 500, [1024, 600]),
+    frame(4, 600, [1024, 600]),
+    frame(5, 900, [640, 480]),
+  ]);
+  const at = (tMs: number) => epochAt(epochs, tMs * MS)?.index;
+  assertEquals(at(100), 0, "first frame");
+  assertEquals(at(150), 0);
+  assertEquals(at(200), 0, "last frame of the epoch");
+  // After an epoch's last frame it stays on screen until the next epoch's first frame.
+  assertEquals(at(300), 0);
+  assertEquals(at(499), 0);
+  assertEquals(at(500), 1, "the next epoch's first frame");
+  assertEquals(at(650), 1);
+  assertEquals(at(900), 2);
+  assertEquals(at(5000), 2, "after the last frame: the last epoch");
+  assertEquals(at(0), 0, "before the first frame: the nearest, the first");
+});
+
+Deno.test("epochAt: an exact tie in distance picks the earlier epoch", () => {
+  // Two epochs whose first frames share one instant: an anchor before both is equally far from each.
+  const epochs = splitEpochs([frame(1, 100), frame(2, 100, [1024, 600]), frame(3, 300, [1024, 600])]);
+  assertEquals(epochs.length, 2);
+  assertEquals(epochAt(epochs, 50 * MS)?.index, 0);
+  assertEquals(epochAt(epochs, 100 * MS)?.index, 1, "at the instant the later frame is what is on screen");
+});
+
+Deno.test("epochAt: no epochs, no answer", () => {
+  assert(epochAt([], 0) === undefined);
+});
