@@ -119,7 +119,8 @@ function maskOutside(img: RgbaImage, mask: Rect[], origin: Rect, s: number): voi
     const sy = (y + oy) * s;
     for (let x = 0; x < img.width; x++) {
       const sx = (x + ox) * s;
-      if (mask.some((r) => sx >= r.x - s && sx < r.x + r.width && sy >= r.y - s && sy < r.y + r.height)) {
+      // The analysis pixel covers [sx, sx + s): it is measured when that overlaps a mask rectangle.
+      if (mask.some((r) => sx > r.x - s && sx < r.x + r.width && sy > r.y - s && sy < r.y + r.height)) {
         continue;
       }
       img.data.fill(0, (y * img.width + x) * 4, (y * img.width + x) * 4 + 3);
@@ -231,6 +232,15 @@ export function analyzeEpoch(input: AnalyzeInput, ops: PixelOps): EpochAnalysis 
   const noise = input.noise_floor ?? DEFAULT_NOISE_FLOOR;
   const crop = input.crop;
   const scale = analysisScale(crop ? crop.width : epoch.width);
+  // Decoded pixels start on the scale grid, so the analyzed area's origin is the crop's floor to it.
+  const origin = crop
+    ? {
+      x: Math.max(0, Math.floor(crop.x / scale)) * scale,
+      y: Math.max(0, Math.floor(crop.y / scale)) * scale,
+      width: 0,
+      height: 0,
+    }
+    : undefined;
   const base = baselineIndex(frames, input.anchor_ns);
   const firstAfter = frames.findIndex((f) => f.session_time_ns > input.anchor_ns);
   const indices = sampleIndices(frames.length, [0, base, firstAfter, frames.length - 1], input.max_analyzed);
@@ -261,7 +271,7 @@ export function analyzeEpoch(input: AnalyzeInput, ops: PixelOps): EpochAnalysis 
     let step: StepMeasure | undefined;
     if (prev) {
       const d = ops.diff(prev.img, img, noise, mask);
-      const bounds = scaleRect(d.bounds, scale, epoch.width, epoch.height, crop);
+      const bounds = scaleRect(d.bounds, scale, epoch.width, epoch.height, origin);
       const prevNs = prev.frame.session_time_ns;
       const acrossGap = input.gaps.some((g) =>
         g.start_ns <= frame.session_time_ns && (g.end_ns ?? Infinity) >= prevNs
@@ -274,7 +284,7 @@ export function analyzeEpoch(input: AnalyzeInput, ops: PixelOps): EpochAnalysis 
         mean_color_diff: d.mean_color_diff,
         perceptual_distance: d.changed_pixels === 0 ? 0 : ops.perceptual(prev.img, img),
         interval_ms: Math.round((frame.session_time_ns - prev.frame.session_time_ns) / 1e3) / 1e3,
-        centroid: d.changed_pixels === 0 ? null : centroidOf(mask, aw, ah, scale, crop),
+        centroid: d.changed_pixels === 0 ? null : centroidOf(mask, aw, ah, scale, origin),
         across_gap: acrossGap,
       };
       if (d.changed_pixels > 0) {
@@ -292,7 +302,7 @@ export function analyzeEpoch(input: AnalyzeInput, ops: PixelOps): EpochAnalysis 
       baseline: {
         changed_proportion: vb?.changed_proportion ?? 0,
         mean_abs_diff: vb?.mean_abs_diff ?? 0,
-        bounds: scaleRect(vb?.bounds ?? null, scale, epoch.width, epoch.height, crop),
+        bounds: scaleRect(vb?.bounds ?? null, scale, epoch.width, epoch.height, origin),
       },
       to_final: { changed_proportion: vf?.changed_proportion ?? 0, mean_abs_diff: vf?.mean_abs_diff ?? 0 },
       signature: signatureOf(img),
@@ -312,7 +322,7 @@ export function analyzeEpoch(input: AnalyzeInput, ops: PixelOps): EpochAnalysis 
     measures,
     change: sink.result(),
     change_bounds: changeBounds,
-    ...(crop ? { crop: { x: Math.max(0, Math.floor(crop.x / scale)) * scale, y: Math.max(0, Math.floor(crop.y / scale)) * scale } } : {}),
+    ...(origin ? { crop: { x: origin.x, y: origin.y } } : {}),
     ...(indices.length < frames.length
       ? {
         sampling: {

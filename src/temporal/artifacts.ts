@@ -47,7 +47,9 @@ export interface Artifact {
   width: number;
   height: number;
   /** Tile facts for text responses. */
-  tiles: Array<{ frame_id: number; offset_ms: number; session_time_ms: number; reasons: string[] }>;
+  tiles: Array<
+    { frame_id: number; uri: string; offset_ms: number; session_time_ms: number; reasons: string[] }
+  >;
 }
 
 export interface GenerateOptions {
@@ -245,6 +247,7 @@ export async function storyboard(env: ArtifactEnv, p: Prepared, a: EpochAnalysis
     frame_id: s.frame_id,
     offset_ms: a.measures[s.index].offset_ms,
     session_time_ms: a.measures[s.index].frame.session_time_ms,
+    uri: a.measures[s.index].frame.uri,
     reasons: s.reasons,
   }));
   return await finish(env, p, a, "storyboard", image, selected.map((s) => s.frame_id), {
@@ -280,6 +283,7 @@ export async function composite(env: ArtifactEnv, p: Prepared, a: EpochAnalysis)
     frame_id: s.frame_id,
     offset_ms: a.measures[s.index].offset_ms,
     session_time_ms: a.measures[s.index].frame.session_time_ms,
+    uri: a.measures[s.index].frame.uri,
     reasons: [tiles[i].labels[0].split(" ")[0].toLowerCase()],
   }));
   return await finish(env, p, a, "composite", image, chosen.map((s) => s.frame_id), {
@@ -386,6 +390,7 @@ export async function regionFilmstrip(
     frame_id: s.frame_id,
     offset_ms: a.measures[s.index].offset_ms,
     session_time_ms: a.measures[s.index].frame.session_time_ms,
+    uri: a.measures[s.index].frame.uri,
     reasons: s.reasons,
   }));
   return await finish(env, p, a, "region_filmstrip", image, selected.map((s) => s.frame_id), {

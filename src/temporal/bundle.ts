@@ -205,9 +205,11 @@ function headerText(p: Prepared, a: EpochAnalysis, m: RangeMeasurements, eventsT
     }`,
     `- change concentrated in ${m.change_regions.length + m.change_regions_omitted} region(s)${
       m.change_regions.length
-        ? `; largest x ${Math.round(m.change_regions[0].bounds.x)}, y ${Math.round(m.change_regions[0].bounds.y)}, ${
-          Math.round(m.change_regions[0].bounds.width)
-        }x${Math.round(m.change_regions[0].bounds.height)} px (${Math.round(m.change_regions[0].share * 100)}% of change)`
+        ? `; largest x ${Math.round(m.change_regions[0].bounds.x)}, y ${
+          Math.round(m.change_regions[0].bounds.y)
+        }, ${Math.round(m.change_regions[0].bounds.width)}x${
+          Math.round(m.change_regions[0].bounds.height)
+        } px (${Math.round(m.change_regions[0].share * 100)}% of change)`
         : ""
     }`,
     `- browser events in range: ${eventsTotal}`,

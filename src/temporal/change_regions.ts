@@ -75,5 +75,7 @@ export function changeRegions(change: AccumulatedChange, scale: number, origin =
       max_count: max,
     });
   }
-  return regions.sort((a, b) => b.changed_pixels - a.changed_pixels || a.bounds.y - b.bounds.y || a.bounds.x - b.bounds.x);
+  return regions.sort((a, b) =>
+    b.changed_pixels - a.changed_pixels || a.bounds.y - b.bounds.y || a.bounds.x - b.bounds.x
+  );
 }

@@ -84,17 +84,14 @@ export function splitEpochs(frames: FrameRow[]): Epoch[] {
 }
 
 /**
- * The epoch an anchor belongs to: the one whose span contains it, else the nearest; an exact tie
- * chooses the earlier epoch.
+ * The epoch an anchor belongs to: the one whose span (first to last frame) contains it, else the
+ * nearest span; an exact tie chooses the earlier epoch.
  */
 export function epochAt(epochs: Epoch[], atNs: number): Epoch | undefined {
   let best: Epoch | undefined;
   let bestDistance = Infinity;
   for (const e of epochs) {
-    const next = epochs[e.index + 1];
-    // An epoch is on screen from its first frame until the next epoch's first frame.
-    const end = next ? next.start_ns : Infinity;
-    if (atNs >= e.start_ns && atNs < end) return e;
+    if (atNs >= e.start_ns && atNs <= e.end_ns) return e;
     const distance = atNs < e.start_ns ? e.start_ns - atNs : atNs - e.end_ns;
     if (distance < bestDistance) {
       best = e;

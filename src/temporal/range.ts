@@ -136,7 +136,9 @@ export function resolveWindow(
   }
   const start = Math.max(reqStart, coverage.start_ns);
   const end = Math.min(reqEnd, coverage.end_ns);
-  if (!(end > start) && !(end === start && reqStart <= start && reqEnd >= end)) {
+  // An empty intersection is no capture, unless the whole coverage is one instant (a single frame) inside the request.
+  const pointCoverage = coverage.start_ns === coverage.end_ns && reqStart <= start && reqEnd >= end;
+  if (!(end > start) && !pointCoverage) {
     throw rangeError(
       "range_not_captured",
       `Nothing of ${ms(reqStart)}–${

@@ -66,7 +66,8 @@ export function prominentPeaks(series: number[]): Array<{ index: number; promine
   const peaks: Array<{ index: number; prominence: number }> = [];
   for (let i = 1; i < series.length - 1; i++) {
     const v = series[i];
-    if (!(v > series[i - 1] || (v === series[i - 1] && i > 1 && v > series[i - 2]))) continue;
+    // A peak (or a plateau, reported at its first index) starts where the series rises into it.
+    if (!(v > series[i - 1])) continue;
     let j = i + 1;
     while (j < series.length && series[j] === v) j++;
     if (j >= series.length || series[j] > v) continue;
@@ -185,24 +186,29 @@ export function selectFrames(input: SelectionInput): Selected[] {
     if (best < 0 || bestDistance < 0.5) break;
     add(best, "new_state");
   }
-  // Long stretches without a tile get one, so quiet time is shown rather than skipped.
+  // Long stretches without a tile get one, so quiet time is shown rather than skipped; the stretches
+  // before the first and after the last tile count too, so a still range still shows its extent.
   while (chosen.size < limit) {
     const sorted = [...chosen.keys()].sort((a, b) => a - b);
-    let hole = -1;
-    let holeLen = 0;
-    for (let k = 1; k < sorted.length; k++) {
-      const len = times[sorted[k]] - times[sorted[k - 1]];
-      if (sorted[k] - sorted[k - 1] > 1 && len > holeLen) {
-        hole = k;
-        holeLen = len;
+    const bounds = [-1, ...sorted, n];
+    let best = -1;
+    let bestLen = 0;
+    for (let k = 1; k < bounds.length; k++) {
+      const [lo, hi] = [bounds[k - 1], bounds[k]];
+      if (hi - lo <= 1) continue;
+      const len = (times[Math.min(hi, n - 1)] ?? 0) - (times[Math.max(lo, 0)] ?? 0);
+      if (best < 0 || len > bestLen) {
+        best = k;
+        bestLen = len;
       }
     }
-    if (hole < 0) break;
-    const mid = (times[sorted[hole]] + times[sorted[hole - 1]]) / 2;
-    let pick = sorted[hole - 1] + 1;
-    for (let i = sorted[hole - 1] + 1; i < sorted[hole]; i++) {
-      if (Math.abs(times[i] - mid) < Math.abs(times[pick] - mid)) pick = i;
-    }
+    if (best < 0) break;
+    const [lo, hi] = [bounds[best - 1], bounds[best]];
+    const mid = ((times[Math.max(lo, 0)]) + (times[Math.min(hi, n - 1)])) / 2;
+    let pick = lo + 1;
+    for (let i = lo + 1; i < hi; i++) if (Math.abs(times[i] - mid) < Math.abs(times[pick] - mid)) pick = i;
+    // Below the minimum every stretch qualifies; above it only stretches that are long relative to the range.
+    if (chosen.size >= Math.min(MIN_TILES, n) && bestLen < (times[n - 1] - times[0]) / limit) break;
     add(pick, "coverage");
   }
   return [...chosen.keys()].sort((a, b) => a - b).map((index) => ({

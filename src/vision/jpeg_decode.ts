@@ -62,8 +62,8 @@ interface DecodeState {
   bytes: Uint8Array;
   /** Scale 8: every block reduces to its DC. */
   dcOnly: boolean;
-  /** Output samples per block side, per frame component. */
-  blockSizes: BlockSize[];
+  /** Output samples per block across and down, per frame component. */
+  blockSizes: Array<[BlockSize, BlockSize]>;
   dcTables: (HuffmanTable | undefined)[];
   acTables: (AcTable | undefined)[];
   quant: (Uint16Array | undefined)[];
@@ -209,30 +209,40 @@ function setUpPlanes(st: DecodeState, frame: Frame, scale: number): void {
     }
     const rh = hMax / c.h;
     const rv = vMax / c.v;
-    let n = 8 / scale;
-    let k = 1;
-    while (scale !== 8 && n * 2 <= 8 && rh % (k * 2) === 0 && rv % (k * 2) === 0) {
-      n *= 2;
-      k *= 2;
-    }
-    const stride = mcusX * c.h * n;
-    const size = stride * mcusY * c.v * n;
+    const nh = blockSize(scale, rh);
+    const nv = blockSize(scale, rv);
+    const stride = mcusX * c.h * nh;
+    const size = stride * mcusY * c.v * nv;
     let plane = planeScratch[i];
     if (!plane || plane.length < size) {
       plane = new Uint8ClampedArray(size);
       if (size <= SCRATCH_KEEP) planeScratch[i] = plane;
     }
-    st.blockSizes.push(n as BlockSize);
+    st.blockSizes.push([nh, nv]);
     st.planes.push({
       plane,
       stride,
-      rh: rh / k,
-      rv: rv / k,
-      w: Math.ceil((Math.ceil((width * c.h) / hMax) * n) / 8),
-      h: Math.ceil((Math.ceil((height * c.v) / vMax) * n) / 8),
+      rh: (rh * 8) / scale / nh,
+      rv: (rv * 8) / scale / nv,
+      w: Math.ceil((Math.ceil((width * c.h) / hMax) * nh) / 8),
+      h: Math.ceil((Math.ceil((height * c.v) / vMax) * nv) / 8),
     });
     st.decoded.push(false);
   }
+}
+
+/**
+ * Samples per block along an axis where the component has `ratio` output pixels per sample at scale 1:
+ * 8 / scale, doubled while the ratio allows and 8 is not passed. DC-only (1) at scale 8.
+ */
+function blockSize(scale: number, ratio: number): BlockSize {
+  let n = 8 / scale;
+  let k = 1;
+  while (scale !== 8 && n < 8 && ratio % (k * 2) === 0) {
+    n *= 2;
+    k *= 2;
+  }
+  return n as BlockSize;
 }
 
 /** Runs one SOS; returns the offset of the marker after its entropy-coded data. */
@@ -253,7 +263,8 @@ function scan(st: DecodeState, frame: Frame, at: number, end: number): number {
     slotPlane: [],
     slotStride: [],
     slotQuant: [],
-    slotN: [],
+    slotNh: [],
+    slotNv: [],
     mcusX: 0,
     mcusY: 0,
     restartInterval: st.restartInterval,
@@ -263,8 +274,8 @@ function scan(st: DecodeState, frame: Frame, at: number, end: number): number {
     const c = frame.components[ci];
     const q = st.quant[c.tq];
     if (!q) throw new JpegDecodeError(`quantization table ${c.tq} is not defined`);
-    const n = st.blockSizes[ci];
-    const quant = dequantMultipliers(q, n);
+    const [nh, nv] = st.blockSizes[ci];
+    const quant = dequantMultipliers(q, nh, nv);
     // Non-interleaved: one block per MCU over the component's own block grid.
     const bh = ns === 1 ? 1 : c.h;
     const bv = ns === 1 ? 1 : c.v;
@@ -280,7 +291,8 @@ function scan(st: DecodeState, frame: Frame, at: number, end: number): number {
         plan.slotPlane.push(st.planes[ci].plane);
         plan.slotStride.push(st.planes[ci].stride);
         plan.slotQuant.push(quant);
-        plan.slotN.push(n);
+        plan.slotNh.push(nh);
+        plan.slotNv.push(nv);
       }
     }
     st.decoded[ci] = true;

@@ -17,7 +17,7 @@ import {
   type HuffmanTable,
   slowSymbol,
 } from "./jpeg_huffman.ts";
-import { type BlockSize, blockSlots, idct2, idct4, idct8 } from "./jpeg_idct.ts";
+import { type BlockSize, blockSlots, idct2, idct4, idct8, idctRect } from "./jpeg_idct.ts";
 
 export interface AcTable {
   /** Skip-oriented fast table (DC-only decode) and the canonical tables for codes longer than FAST_BITS. */
@@ -74,19 +74,28 @@ export interface BlockScanPlan {
   slotStride: number[];
   /** Dequantisation multipliers for the slot's block size (see jpeg_idct.ts), zigzag order. */
   slotQuant: Float64Array[];
-  /** Output samples per block side: 8 / scale, or more for a subsampled component (1 for DC-only). */
-  slotN: BlockSize[];
+  /**
+   * Output samples per block across and down: 8 / scale, or more on an axis where the component is
+   * subsampled (1 × 1 for DC-only).
+   */
+  slotNh: BlockSize[];
+  slotNv: BlockSize[];
   mcusX: number;
   mcusY: number;
   restartInterval: number;
 }
 
-const SLOTS: Record<BlockSize, Int32Array> = {
-  1: blockSlots(1),
-  2: blockSlots(2),
-  4: blockSlots(4),
-  8: blockSlots(8),
-};
+/** blockSlots() by nh · 16 + nv. */
+const SLOTS = new Map<number, Int32Array>();
+
+function slotsFor(nh: BlockSize, nv: BlockSize): Int32Array {
+  let slots = SLOTS.get(nh * 16 + nv);
+  if (!slots) {
+    slots = blockSlots(nh, nv);
+    SLOTS.set(nh * 16 + nv, slots);
+  }
+  return slots;
+}
 
 // Per-block scratch, shared by every call (decoding is synchronous).
 const blk = new Float64Array(65);
@@ -107,9 +116,9 @@ function nextSegment(ends: number[], rst: number[], seg: number, mcu: number, to
 /** Decodes one scan at scale 1, 2 or 4: every block through the IDCT for its slot's size into its plane. */
 export function decodeScanBlocks(d: Uint8Array, ends: number[], rst: number[], plan: BlockScanPlan): void {
   const { slotComp, slotDc, slotAc, slotX, slotY, slotH, slotV, slotPlane, slotStride, slotQuant } = plan;
-  const { slotN, mcusX, mcusY, restartInterval } = plan;
+  const { slotNh, slotNv, mcusX, mcusY, restartInterval } = plan;
   const slots = slotComp.length;
-  const slotZz = slotN.map((n) => SLOTS[n]);
+  const slotZz = slotNh.map((nh, i) => slotsFor(nh, slotNv[i]));
   const totalMcus = mcusX * mcusY;
   let seg = 0;
   let segEndBits = ends[0] * 8;
@@ -238,17 +247,19 @@ export function decodeScanBlocks(d: Uint8Array, ends: number[], rst: number[], p
 
       const out = slotPlane[sl];
       const stride = slotStride[sl];
-      const n = slotN[sl];
-      let o = ((my * slotV[sl] + slotY[sl]) * stride + mx * slotH[sl] + slotX[sl]) * n;
+      const nh = slotNh[sl];
+      const nv = slotNv[sl];
+      let o = (my * slotV[sl] + slotY[sl]) * nv * stride + (mx * slotH[sl] + slotX[sl]) * nh;
       if (nt === 0) {
         // Flat block (common in UI content): no transform.
         const v = blk[0];
-        for (let y = 0; y < n; y++, o += stride) {
-          for (let x = 0; x < n; x++) out[o + x] = v;
+        for (let y = 0; y < nv; y++, o += stride) {
+          for (let x = 0; x < nh; x++) out[o + x] = v;
         }
       } else {
-        if (n === 8) idct8(blk, ws, out, o, stride);
-        else if (n === 4) idct4(blk, ws, out, o, stride);
+        if (nh !== nv) idctRect(blk, ws, out, o, stride, nh, nv);
+        else if (nh === 8) idct8(blk, ws, out, o, stride);
+        else if (nh === 4) idct4(blk, ws, out, o, stride);
         else idct2(blk, out, o, stride);
         for (let t = 0; t < nt; t++) blk[touched[t]] = 0;
       }

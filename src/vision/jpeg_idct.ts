@@ -86,43 +86,44 @@ export const ZIGZAG_SLOTS = 80;
 
 export type BlockSize = 1 | 2 | 4 | 8;
 
-/** Slot of each zigzag position in an n×n coefficient block; coefficients the block cannot hold go to slot n². */
-export function blockSlots(n: BlockSize): Int32Array {
-  const slots = new Int32Array(ZIGZAG_SLOTS).fill(n * n);
+/**
+ * Slot of each zigzag position in an nv-row × nh-column coefficient block (row-major); coefficients the
+ * block cannot hold go to the dump slot nh·nv.
+ */
+export function blockSlots(nh: BlockSize, nv: BlockSize): Int32Array {
+  const slots = new Int32Array(ZIGZAG_SLOTS).fill(nh * nv);
   for (let k = 0; k < 64; k++) {
     const row = ZIGZAG[k] >> 3;
     const col = ZIGZAG[k] & 7;
-    if (row < n && col < n) slots[k] = row * n + col;
+    if (row < nv && col < nh) slots[k] = row * nh + col;
   }
   return slots;
 }
 
 const SQRT1_2 = Math.SQRT1_2;
 
-/** Per-frequency factor of the n-point transform's input k (of one dimension). */
+/** Input factor of frequency k for an n-point transform along one axis, normalisation included. */
 function axisFactor(k: number, n: BlockSize): number {
-  if (n === 8) return k === 0 ? 1 : Math.cos((k * Math.PI) / 16) * Math.SQRT2; // AAN pre-scale
+  // AAN pre-scale, with the 1D share (1/2√2) of jidctflt's final /8.
+  if (n === 8) return (k === 0 ? 1 : Math.cos((k * Math.PI) / 16) * Math.SQRT2) / (2 * Math.SQRT2);
   const s = 8 / n;
   const c = k === 0 ? SQRT1_2 : 1; // DCT normalisation C(k)
   const box = k === 0 ? 1 : Math.sin((s * k * Math.PI) / 16) / (s * Math.sin((k * Math.PI) / 16));
   // The butterflies below leave cos(π/4) to the multiplier: idct4's coefficient 2, idct2's coefficient 1.
   const folded = (n === 4 && k === 2) || (n === 2 && k === 1) ? SQRT1_2 : 1;
-  return c * box * folded;
+  return 0.5 * c * box * folded;
 }
 
 /**
- * Dequantisation multipliers in zigzag order for output block size n (entries past what the block holds are
- * 0). `quant` is the table in zigzag order, as stored in DQT.
+ * Dequantisation multipliers in zigzag order for an nh × nv output block (entries past what the block holds
+ * are 0). `quant` is the table in zigzag order, as stored in DQT.
  */
-export function dequantMultipliers(quant: Uint16Array, n: BlockSize): Float64Array {
+export function dequantMultipliers(quant: Uint16Array, nh: BlockSize, nv: BlockSize): Float64Array {
   const m = new Float64Array(ZIGZAG_SLOTS);
   for (let k = 0; k < 64; k++) {
     const row = ZIGZAG[k] >> 3;
     const col = ZIGZAG[k] & 7;
-    if (row >= n || col >= n) continue;
-    // AAN: f = Σ/8 with both axes pre-scaled; the others: f = ¼ ΣΣ C(u)C(v)F cos cos, then the box weights.
-    const norm = n === 8 ? 1 / 8 : 1 / 4;
-    m[k] = quant[k] * norm * axisFactor(row, n) * axisFactor(col, n);
+    if (row < nv && col < nh) m[k] = quant[k] * axisFactor(row, nv) * axisFactor(col, nh);
   }
   return m;
 }
@@ -288,4 +289,97 @@ export function idct2(blk: Float64Array, out: Uint8ClampedArray, o: number, stri
   out[o + 1] = a - b;
   out[o + stride] = c + d;
   out[o + stride + 1] = c - d;
+}
+
+/**
+ * Non-square blocks (a component subsampled on one axis only, e.g. 4:2:2 chroma at 1/2 → 8 wide × 4 high):
+ * the same transforms one axis at a time. Rare, so generic rather than unrolled.
+ */
+export function idctRect(
+  blk: Float64Array,
+  ws: Float64Array,
+  out: Uint8ClampedArray,
+  o: number,
+  stride: number,
+  nh: BlockSize,
+  nv: BlockSize,
+): void {
+  for (let c = 0; c < nh; c++) idct1d(blk, c, nh, ws, c, nh, nv);
+  for (let r = 0; r < nv; r++) {
+    idct1d(ws, r * nh, 1, rowOut, 0, 1, nh);
+    for (let x = 0; x < nh; x++) out[o + x] = rowOut[x];
+    o += stride;
+  }
+}
+
+const rowOut = new Float64Array(8);
+
+/** One n-point transform from src[si + i·step] to dst[di + i·dstep]. */
+function idct1d(
+  src: Float64Array,
+  si: number,
+  step: number,
+  dst: Float64Array,
+  di: number,
+  dstep: number,
+  n: BlockSize,
+): void {
+  if (n === 8) {
+    const i0 = src[si];
+    const i1 = src[si + step];
+    const i2 = src[si + 2 * step];
+    const i3 = src[si + 3 * step];
+    const i4 = src[si + 4 * step];
+    const i5 = src[si + 5 * step];
+    const i6 = src[si + 6 * step];
+    const i7 = src[si + 7 * step];
+    const t10 = i0 + i4;
+    const t11 = i0 - i4;
+    const t13 = i2 + i6;
+    const t12 = (i2 - i6) * A1 - t13;
+    const e0 = t10 + t13;
+    const e3 = t10 - t13;
+    const e1 = t11 + t12;
+    const e2 = t11 - t12;
+    const z13 = i5 + i3;
+    const z10 = i5 - i3;
+    const z11 = i1 + i7;
+    const z12 = i1 - i7;
+    const o7 = z11 + z13;
+    const o11 = (z11 - z13) * A1;
+    const z5 = (z10 + z12) * A2;
+    const o10 = z5 - z12 * A3;
+    const o12 = z5 - z10 * A4;
+    const o6 = o12 - o7;
+    const o5 = o11 - o6;
+    const o4 = o10 - o5;
+    dst[di] = e0 + o7;
+    dst[di + 7 * dstep] = e0 - o7;
+    dst[di + dstep] = e1 + o6;
+    dst[di + 6 * dstep] = e1 - o6;
+    dst[di + 2 * dstep] = e2 + o5;
+    dst[di + 5 * dstep] = e2 - o5;
+    dst[di + 3 * dstep] = e3 + o4;
+    dst[di + 4 * dstep] = e3 - o4;
+  } else if (n === 4) {
+    const g0 = src[si];
+    const g1 = src[si + step];
+    const g2 = src[si + 2 * step];
+    const g3 = src[si + 3 * step];
+    const e0 = g0 + g2;
+    const e1 = g0 - g2;
+    const o0 = g1 * C1 + g3 * C3;
+    const o1 = g1 * C3 - g3 * C1;
+    dst[di] = e0 + o0;
+    dst[di + 3 * dstep] = e0 - o0;
+    dst[di + dstep] = e1 + o1;
+    dst[di + 2 * dstep] = e1 - o1;
+  } else if (n === 2) {
+    const g0 = src[si];
+    const g1 = src[si + step];
+    dst[di] = g0 + g1;
+    dst[di + dstep] = g0 - g1;
+  } else {
+    dst[di] = src[si];
+  }
 }

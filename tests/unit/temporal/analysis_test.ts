@@ -238,7 +238,10 @@ Deno.test("analyzeEpoch: baseline, steps, to-final and change bounds at scale 1"
 
 Deno.test("analyzeEpoch: an anchor before the first frame makes the first frame the baseline", () => {
   const { epoch, scenes } = movingSquare([100, 200, 300], [0, 16, 32]);
-  const a = analyzeEpoch(input(epoch, { start_ns: 0, end_ns: 400 * MS, anchor_ns: 50 * MS }), fakeOps(scenes).ops);
+  const a = analyzeEpoch(
+    input(epoch, { start_ns: 0, end_ns: 400 * MS, anchor_ns: 50 * MS }),
+    fakeOps(scenes).ops,
+  );
   assertEquals(a.baseline.frame_id, 1);
   assertEquals(a.measures.map((m) => m.t), [0.25, 0.5, 0.75]);
   assertEquals(a.measures[2].baseline.bounds, { x: 0, y: 12, width: 40, height: 8 });
@@ -294,7 +297,11 @@ Deno.test("analyzeEpoch: past max_analyzed, frames are sampled with a sampling b
     source_frame_count: 20,
     analyzed_frame_count: analyzed.length,
   });
-  assertEquals([...new Set(calls.map((c) => c.frame_id))].sort((x, y) => x - y), analyzed, "only analyzed frames are decoded");
+  assertEquals(
+    [...new Set(calls.map((c) => c.frame_id))].sort((x, y) => x - y),
+    analyzed,
+    "only analyzed frames are decoded",
+  );
   assertEquals(a.baseline.frame_id, 8);
   // A step between sampled frames spans their real interval.
   const gapStep = a.measures.find((m) => m.frame.frame_id === 20)?.step;
@@ -339,7 +346,11 @@ Deno.test("analyzeEpoch: a mask measures only changes inside it", () => {
   const [epoch] = splitEpochs(frames);
   const crop = { x: 0, y: 0, width: 64, height: 32 };
   const unmasked = analyzeEpoch(input(epoch, { crop }), fakeOps(scenes).ops);
-  assertEquals(unmasked.measures[1].step?.bounds, { x: 0, y: 4, width: 56, height: 24 }, "both changes without a mask");
+  assertEquals(
+    unmasked.measures[1].step?.bounds,
+    { x: 0, y: 4, width: 56, height: 24 },
+    "both changes without a mask",
+  );
 
   const mask = [{ x: 32, y: 0, width: 32, height: 32 }];
   const a = analyzeEpoch(input(epoch, { crop, mask }), fakeOps(scenes).ops);
@@ -362,7 +373,10 @@ Deno.test("analyzeEpoch: a change in the column just left of the mask is outside
   const scenes = new Map<number, Rect[]>([[1, []], [2, [{ x: 31, y: 12, width: 1, height: 8 }]]]);
   const [epoch] = splitEpochs(frames);
   const a = analyzeEpoch(
-    input(epoch, { crop: { x: 0, y: 0, width: 64, height: 32 }, mask: [{ x: 32, y: 0, width: 32, height: 32 }] }),
+    input(epoch, {
+      crop: { x: 0, y: 0, width: 64, height: 32 },
+      mask: [{ x: 32, y: 0, width: 32, height: 32 }],
+    }),
     fakeOps(scenes).ops,
   );
   assertEquals(a.measures[1].step?.bounds, null, "x=31 is outside a mask starting at x=32");
@@ -372,7 +386,10 @@ Deno.test("analyzeEpoch: a change in the column just left of the mask is outside
 Deno.test("analyzeEpoch: a crop at a non-multiple of the scale still reports source-pixel bounds", () => {
   // 1280 wide, crop 1000 wide from x=2 → scale 4. 32×32 squares at x=64 then 128, y=64.
   const { epoch, scenes } = movingSquare([0, 100], [64, 128], 1280, 720, 64, 32);
-  const a = analyzeEpoch(input(epoch, { crop: { x: 2, y: 0, width: 1000, height: 200 } }), fakeOps(scenes).ops);
+  const a = analyzeEpoch(
+    input(epoch, { crop: { x: 2, y: 0, width: 1000, height: 200 } }),
+    fakeOps(scenes).ops,
+  );
   assertEquals(a.scale, 4);
   assertEquals(a.crop, { x: 0, y: 0 }, "the analyzed area starts at the scale-aligned origin");
   const s = a.measures[1].step;

@@ -8,7 +8,11 @@ function frame(
   id: number,
   tMs: number,
   size: [number, number] = [800, 600],
-  viewport: { width: number; height: number; device_scale: number } = { width: 800, height: 600, device_scale: 1 },
+  viewport: { width: number; height: number; device_scale: number } = {
+    width: 800,
+    height: 600,
+    device_scale: 1,
+  },
 ): FrameRow {
   return {
     frame_id: id,
@@ -102,7 +106,7 @@ Deno.test("splitEpochs: an epoch's viewport is its own copy", () => {
   assertEquals(e.viewport.width, 800);
 });
 
-Deno.test("epochAt: an instant inside an epoch's on-screen span picks it", () => {
+Deno.test("epochAt: inside a span picks it; between spans the nearest, ties to the earlier", () => {
   const epochs = splitEpochs([
     frame(1, 100),
     frame(2, 200),
@@ -114,9 +118,11 @@ Deno.test("epochAt: an instant inside an epoch's on-screen span picks it", () =>
   assertEquals(at(100), 0, "first frame");
   assertEquals(at(150), 0);
   assertEquals(at(200), 0, "last frame of the epoch");
-  // After an epoch's last frame it stays on screen until the next epoch's first frame.
+  // Between spans (200 and 500) the nearest span wins; 350 is equally far and goes to the earlier.
   assertEquals(at(300), 0);
-  assertEquals(at(499), 0);
+  assertEquals(at(350), 0, "a tie between spans picks the earlier epoch");
+  assertEquals(at(351), 1);
+  assertEquals(at(499), 1);
   assertEquals(at(500), 1, "the next epoch's first frame");
   assertEquals(at(650), 1);
   assertEquals(at(900), 2);
@@ -129,7 +135,7 @@ Deno.test("epochAt: an exact tie in distance picks the earlier epoch", () => {
   const epochs = splitEpochs([frame(1, 100), frame(2, 100, [1024, 600]), frame(3, 300, [1024, 600])]);
   assertEquals(epochs.length, 2);
   assertEquals(epochAt(epochs, 50 * MS)?.index, 0);
-  assertEquals(epochAt(epochs, 100 * MS)?.index, 1, "at the instant the later frame is what is on screen");
+  assertEquals(epochAt(epochs, 100 * MS)?.index, 0, "both spans contain the instant: the earlier one");
 });
 
 Deno.test("epochAt: no epochs, no answer", () => {

@@ -7,8 +7,8 @@ import {
   MAX_RANGE_MS,
   pointRequest,
   type RangeAnchor,
-  resolveWindow,
   type ResolveOptions,
+  resolveWindow,
 } from "../../../src/temporal/range.ts";
 
 const MS = 1_000_000;
@@ -29,7 +29,13 @@ function req(startMs: number, endMs: number) {
 }
 
 function gap(startMs: number, endMs: number | null, kind = "stall"): GapSpan {
-  return { page_id: "p1", kind, start_ns: startMs * MS, end_ns: endMs === null ? null : endMs * MS, cause: null };
+  return {
+    page_id: "p1",
+    kind,
+    start_ns: startMs * MS,
+    end_ns: endMs === null ? null : endMs * MS,
+    cause: null,
+  };
 }
 
 function toolError(fn: () => unknown): ToolError {
@@ -116,7 +122,12 @@ Deno.test("resolveWindow: requested_end_not_yet_elapsed needs live, a known now,
 
 Deno.test("resolveWindow: overlapping gaps are returned and warned about; others are left out", () => {
   const c = coverage({
-    gaps: [gap(200, 900, "before"), gap(2100, 2200, "stall"), gap(2500, 2600, "hidden"), gap(4000, 4100, "after")],
+    gaps: [
+      gap(200, 900, "before"),
+      gap(2100, 2200, "stall"),
+      gap(2500, 2600, "hidden"),
+      gap(4000, 4100, "after"),
+    ],
   });
   const r = resolveWindow("s1", anchor(2000), req(2000, 3000), c, PARTIAL);
   assertEquals(r.gaps.map((g) => g.kind), ["stall", "hidden"]);
@@ -127,7 +138,13 @@ Deno.test("resolveWindow: overlapping gaps are returned and warned about; others
 });
 
 Deno.test("resolveWindow: one gap is named in the singular, repeated kinds once", () => {
-  const one = resolveWindow("s1", anchor(2000), req(2000, 3000), coverage({ gaps: [gap(2100, 2200)] }), PARTIAL);
+  const one = resolveWindow(
+    "s1",
+    anchor(2000),
+    req(2000, 3000),
+    coverage({ gaps: [gap(2100, 2200)] }),
+    PARTIAL,
+  );
   assertMatch(one.warnings[0].message, /^1 known capture gap \(stall\) inside/);
   const two = resolveWindow(
     "s1",
@@ -141,17 +158,35 @@ Deno.test("resolveWindow: one gap is named in the singular, repeated kinds once"
 
 Deno.test("resolveWindow: an open gap extends to the coverage end", () => {
   // Opened before the range and never closed: it covers the whole range.
-  const before = resolveWindow("s1", anchor(3000), req(3000, 4000), coverage({ gaps: [gap(1500, null)] }), PARTIAL);
+  const before = resolveWindow(
+    "s1",
+    anchor(3000),
+    req(3000, 4000),
+    coverage({ gaps: [gap(1500, null)] }),
+    PARTIAL,
+  );
   assertEquals(before.gaps.length, 1);
   assertEquals(before.gaps[0].end_ns, null);
   assertEquals(before.warnings.map((w) => w.code), ["capture_gaps"]);
   assertEquals(before.complete, false);
   // Opened after the range ends: not inside it.
-  const after = resolveWindow("s1", anchor(2000), req(2000, 3000), coverage({ gaps: [gap(3500, null)] }), PARTIAL);
+  const after = resolveWindow(
+    "s1",
+    anchor(2000),
+    req(2000, 3000),
+    coverage({ gaps: [gap(3500, null)] }),
+    PARTIAL,
+  );
   assertEquals(after.gaps, []);
   assertEquals(after.complete, true);
   // A closed gap with the same start that ended before the range is not inside it either.
-  const closed = resolveWindow("s1", anchor(3000), req(3000, 4000), coverage({ gaps: [gap(1500, 2000)] }), PARTIAL);
+  const closed = resolveWindow(
+    "s1",
+    anchor(3000),
+    req(3000, 4000),
+    coverage({ gaps: [gap(1500, 2000)] }),
+    PARTIAL,
+  );
   assertEquals(closed.gaps, []);
 });
 
@@ -219,7 +254,10 @@ Deno.test("resolveWindow: an end at or before the start fails with invalid_range
     assertMatch(err.message, new RegExp(`ends \\(${e} ms\\) at or before it starts \\(${s} ms\\)`));
   }
   // Checked before coverage: an inverted request outside coverage is still invalid_range.
-  assertEquals(toolError(() => resolveWindow("s1", anchor(0), req(9000, 8000), coverage(), PARTIAL)).code, "invalid_range");
+  assertEquals(
+    toolError(() => resolveWindow("s1", anchor(0), req(9000, 8000), coverage(), PARTIAL)).code,
+    "invalid_range",
+  );
 });
 
 Deno.test("resolveWindow: an over-long range fails with resource_limit_exceeded naming value and limit", () => {
@@ -244,6 +282,9 @@ Deno.test("interactionRequest: defaults are 150 ms before dispatch to 1000 ms af
 });
 
 Deno.test("pointRequest: defaults are 150 ms before and 2000 ms after the point", () => {
-  assertEquals(pointRequest(10_000 * MS, undefined, undefined), { start_ns: 9_850 * MS, end_ns: 12_000 * MS });
+  assertEquals(pointRequest(10_000 * MS, undefined, undefined), {
+    start_ns: 9_850 * MS,
+    end_ns: 12_000 * MS,
+  });
   assertEquals(pointRequest(10_000 * MS, 1000, 300), { start_ns: 9_000 * MS, end_ns: 10_300 * MS });
 });

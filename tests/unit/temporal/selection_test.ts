@@ -5,9 +5,9 @@ import { splitEpochs } from "../../../src/temporal/frames.ts";
 import {
   prominentPeaks,
   type Selected,
+  selectFrames,
   type SelectionInput,
   type SelectionReason,
-  selectFrames,
   trendChanges,
 } from "../../../src/temporal/selection.ts";
 import { createImage, type Rect } from "../../../src/vision/image.ts";
@@ -319,7 +319,10 @@ Deno.test("selectFrames: a static sequence invents no change", () => {
     assert(!reasons.includes("new_state"), "identical frames are no new state");
     assert(reasonsAt(sel, 0).includes("before"));
     assert(reasonsAt(sel, 9).includes("final"));
-    assert(reasons.every((r) => ["before", "final", "first_after_anchor", "coverage"].includes(r)), `${reasons}`);
+    assert(
+      reasons.every((r) => ["before", "final", "first_after_anchor", "coverage"].includes(r)),
+      `${reasons}`,
+    );
   }
 });
 
@@ -334,7 +337,11 @@ Deno.test("selectFrames: a static sequence anchored late still shows at least th
 Deno.test("selectFrames: one and two frames", () => {
   const one = [measure(0, 100)];
   assertEquals(select(one, 100), [{ index: 0, frame_id: 100, reasons: ["before", "final"] }]);
-  assertEquals(select(one, 50), [{ index: 0, frame_id: 100, reasons: ["before", "final", "first_after_anchor"] }]);
+  assertEquals(select(one, 50), [{
+    index: 0,
+    frame_id: 100,
+    reasons: ["before", "final", "first_after_anchor"],
+  }]);
   const two = [measure(0, 100), measure(1, 200)];
   assertEquals(select(two, 100), [
     { index: 0, frame_id: 100, reasons: ["before"] },

