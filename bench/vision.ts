@@ -12,6 +12,7 @@ import { diffImages } from "../src/vision/pixels.ts";
 import { decodePng, encodePng } from "../src/vision/png.ts";
 import { dec, formatTable, int } from "./lib/table.ts";
 import { measureArtifacts } from "./lib/vision_artifacts.ts";
+import { syntheticFrames, timeSyntheticArtifacts } from "./lib/vision_synthetic.ts";
 
 const WIDTH = 1920;
 const HEIGHT = 1080;
@@ -260,13 +261,25 @@ function part1Png(runs: number): void {
  * cached. No peer renders temporal artifacts, so the comparison is against the issue's targets.
  */
 async function part2Artifacts(): Promise<void> {
+  const jpegs = syntheticFrames();
+  await timeSyntheticArtifacts(jpegs.slice(0, 10)); // warm the JIT and WASM memory, as a running server is
+  const synthetic = await timeSyntheticArtifacts(jpegs);
   const t = await measureArtifacts(3);
   console.log(
     `\nPart 2: artifacts over ${t.frames} recorded ${t.width}x${t.height} frames (${t.range_ms} ms), via MCP`,
   );
   console.log(formatTable([
     ["measure", "krometrail", "target"],
-    ["storyboard + difference map, uncached", `${int(t.storyboard_and_diff_ms)} ms`, "≤ 1,000 ms"],
+    [
+      `storyboard + difference map, ${synthetic.frames} synthetic 1920x1080 frames (2 s at 60 fps), in-process`,
+      `${int(synthetic.ms)} ms`,
+      "≤ 1,000 ms",
+    ],
+    [
+      "storyboard + difference map, recorded frames, uncached",
+      `${int(t.storyboard_and_diff_ms)} ms`,
+      "≤ 1,000 ms",
+    ],
     ["debug bundle, uncached analysis", `${int(t.bundle_uncached_ms)} ms`, "—"],
     ["debug bundle, cached", `${dec(t.bundle_cached_ms, 1)} ms`, "≤ 200 ms"],
   ]));

@@ -7,7 +7,7 @@
 import type { FrameRow } from "../capture/frames.ts";
 import type { RgbaImage } from "../vision/image.ts";
 import type { Rect } from "../vision/image.ts";
-import type { AccumulatedChange } from "../vision/pixels.ts";
+import { type AccumulatedChange, resizeImage } from "../vision/pixels.ts";
 import type { Epoch } from "./frames.ts";
 
 export const ANALYSIS_ALGORITHM_VERSION = "krometrail-analysis/1";
@@ -164,32 +164,25 @@ export function sampleIndices(count: number, required: number[], limit = MAX_ANA
   return [...chosen].sort((a, b) => a - b);
 }
 
+/** A 16×9 luma thumbnail (area-averaged by the resize kernel) for cheap novelty comparisons. */
 function signatureOf(img: RgbaImage): Float32Array {
-  const cols = 16;
-  const rows = 9;
-  const out = new Float32Array(cols * rows);
-  const counts = new Float32Array(cols * rows);
-  const { width, height, data } = img;
-  for (let y = 0; y < height; y++) {
-    const cy = Math.min(rows - 1, ((y * rows) / height) | 0);
-    for (let x = 0; x < width; x++) {
-      const cx = Math.min(cols - 1, ((x * cols) / width) | 0);
-      const i = (y * width + x) * 4;
-      out[cy * cols + cx] += 0.299 * data[i] + 0.587 * data[i + 1] + 0.114 * data[i + 2];
-      counts[cy * cols + cx]++;
-    }
+  const small = resizeImage(img, 16, 9);
+  const out = new Float32Array(16 * 9);
+  for (let i = 0; i < out.length; i++) {
+    const o = i * 4;
+    out[i] = 0.299 * small.data[o] + 0.587 * small.data[o + 1] + 0.114 * small.data[o + 2];
   }
-  for (let i = 0; i < out.length; i++) out[i] /= Math.max(1, counts[i]);
   return out;
 }
 
-function centroidOf(mask: Uint8Array, width: number, height: number, scale: number, origin?: Rect) {
+/** Change-weighted centre of a mask; only the changed bounds are scanned. */
+function centroidOf(mask: Uint8Array, width: number, bounds: Rect, scale: number, origin?: Rect) {
   let sum = 0;
   let sx = 0;
   let sy = 0;
-  for (let y = 0; y < height; y++) {
+  for (let y = bounds.y; y < bounds.y + bounds.height; y++) {
     const row = y * width;
-    for (let x = 0; x < width; x++) {
+    for (let x = bounds.x; x < bounds.x + bounds.width; x++) {
       const m = mask[row + x];
       if (m === 0) continue;
       sum += m;
@@ -284,7 +277,7 @@ export function analyzeEpoch(input: AnalyzeInput, ops: PixelOps): EpochAnalysis 
         mean_color_diff: d.mean_color_diff,
         perceptual_distance: d.changed_pixels === 0 ? 0 : ops.perceptual(prev.img, img),
         interval_ms: Math.round((frame.session_time_ns - prev.frame.session_time_ns) / 1e3) / 1e3,
-        centroid: d.changed_pixels === 0 ? null : centroidOf(mask, aw, ah, scale, origin),
+        centroid: d.bounds === null ? null : centroidOf(mask, aw, d.bounds, scale, origin),
         across_gap: acrossGap,
       };
       if (d.changed_pixels > 0) {
