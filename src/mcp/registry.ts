@@ -8,6 +8,10 @@ import { captureTools } from "./tools/capture.ts";
 import { eventTools } from "./tools/events.ts";
 import { temporalTools } from "./tools/temporal.ts";
 import { videoTools } from "./tools/video.ts";
+import { interactionTools } from "./tools/interactions.ts";
+import { viewportTools } from "./tools/viewport.ts";
+import { flowTools } from "./tools/flow.ts";
+import { downloadTools } from "./tools/downloads.ts";
 
 export type CapabilityName =
   | "control"
@@ -34,7 +38,16 @@ export const CAPABILITIES: readonly Capability[] = [
     default: "enabled",
     depends: [],
     responsibility: "Browser lifecycle, structured snapshots, current screenshots, interaction and waiting",
-    tools: [...browserTools, ...pageTools, ...inspectTools, ...actionTools],
+    tools: [
+      ...browserTools,
+      ...pageTools,
+      ...inspectTools,
+      ...actionTools,
+      ...interactionTools,
+      ...viewportTools,
+      ...flowTools,
+      ...downloadTools,
+    ],
   },
   {
     name: "temporal-vision",
