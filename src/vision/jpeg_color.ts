@@ -20,12 +20,17 @@ export interface ComponentPlane {
 export type ColorMode = "gray" | "ycc" | "rgb";
 
 // Row scratch, grown on demand.
+let row0 = new Uint8ClampedArray(0);
 let row1 = new Uint16Array(0);
 let row2 = new Uint16Array(0);
-let row0 = new Uint8ClampedArray(0);
+let rowPx = new Uint32Array(0);
 let colBuf = new Int32Array(0);
 
-/** Pixels are written as one little-endian 32-bit word (R | G << 8 | B << 16 | A << 24) where possible. */
+/**
+ * Pixels are built as one 32-bit word, R | G << 8 | B << 16 | A << 24, and stored straight into the output
+ * when that is little-endian memory at a 4-byte boundary (always, in practice); otherwise row by row
+ * through a scratch row, byte by byte.
+ */
 const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
 
 /** Writes `width`×`height` RGBA pixels (alpha 255) into `out`. */
@@ -36,99 +41,55 @@ export function planesToRgba(
   height: number,
   out: Uint8Array,
 ): void {
-  const need = width + 16;
-  if (row1.length < need) {
-    row1 = new Uint16Array(need);
-    row2 = new Uint16Array(need);
-    row0 = new Uint8ClampedArray(need);
+  if (row1.length < width + 16) {
+    row0 = new Uint8ClampedArray(width + 16);
+    row1 = new Uint16Array(width + 16);
+    row2 = new Uint16Array(width + 16);
+    rowPx = new Uint32Array(width + 16);
   }
   let maxW = 0;
   for (const c of comps) maxW = Math.max(maxW, c.w);
   if (colBuf.length < maxW + 2) colBuf = new Int32Array(maxW + 2);
-  const aligned = LITTLE_ENDIAN && out.byteOffset % 4 === 0;
-  const px32 = aligned ? new Uint32Array(out.buffer, out.byteOffset, width * height) : new Uint32Array(0);
-  const px8 = aligned ? new Uint8Array(0) : out;
+  const direct = LITTLE_ENDIAN && out.byteOffset % 4 === 0;
+  const px = direct ? new Uint32Array(out.buffer, out.byteOffset, width * height) : rowPx;
 
-  const y0 = comps[0];
-  if (mode === "ycc" && aligned && fusable(y0, comps[1], comps[2])) {
-    const cb = comps[1];
-    const cr = comps[2];
-    for (let y = 0; y < height; y++) {
+  const [c0, c1, c2] = comps;
+  const fused = mode === "ycc" && fusable(c0, c1, c2);
+  for (let y = 0; y < height; y++) {
+    const p = direct ? y * width : 0;
+    if (fused) {
       let near = y;
       let far = y;
-      if (cb.rv === 2) {
+      if (c1.rv === 2) {
         near = y >> 1;
         far = y & 1 ? near + 1 : near - 1;
         if (far < 0) far = 0;
-        else if (far >= cb.h) far = cb.h - 1;
+        else if (far >= c1.h) far = c1.h - 1;
       }
-      const no = near * cb.stride;
-      const fo = far * cb.stride;
-      if (cb.rh === 2) {
-        yccRowH2(y0.plane, y * y0.stride, cb.plane, cr.plane, no, fo, cb.w, px32, y * width, width);
-      } else yccRowH1(y0.plane, y * y0.stride, cb.plane, cr.plane, no, fo, px32, y * width, width);
-    }
-    return;
-  }
-  for (let y = 0; y < height; y++) {
-    // Luma (or R, or grey) normally has the output's own resolution and is read in place.
-    let src = y0.plane;
-    let so = y * y0.stride;
-    if (y0.rh !== 1 || y0.rv !== 1) {
-      replicateRow(y0, y, width, row0);
-      src = row0;
-      so = 0;
-    }
-    if (mode === "gray") {
-      if (aligned) grayRow32(src, so, px32, y * width, width);
-      else grayRow8(src, so, px8, y * width * 4, width);
-      continue;
-    }
-    upsampleRow(comps[1], y, width, row1);
-    upsampleRow(comps[2], y, width, row2);
-    if (mode === "ycc") {
-      if (aligned) yccRow32(src, so, row1, row2, px32, y * width, width);
-      else yccRow8(src, so, row1, row2, px8, y * width * 4, width);
+      const no = near * c1.stride;
+      const fo = far * c1.stride;
+      if (c1.rh === 2) yccRowH2(c0.plane, y * c0.stride, c1.plane, c2.plane, no, fo, c1.w, px, p, width);
+      else yccRowH1(c0.plane, y * c0.stride, c1.plane, c2.plane, no, fo, px, p, width);
     } else {
-      // Stored RGB: G and B come back at 16× from the upsampler, like chroma.
-      if (aligned) rgbRow32(src, so, row1, row2, px32, y * width, width);
-      else rgbRow8(src, so, row1, row2, px8, y * width * 4, width);
+      // Luma (or R, or grey) normally has the output's own resolution and is read in place.
+      let src = c0.plane;
+      let so = y * c0.stride;
+      if (c0.rh !== 1 || c0.rv !== 1) {
+        replicateRow(c0, y, width, row0);
+        src = row0;
+        so = 0;
+      }
+      if (mode === "gray") {
+        grayRow(src, so, px, p, width);
+      } else {
+        upsampleRow(c1, y, width, row1);
+        upsampleRow(c2, y, width, row2);
+        if (mode === "ycc") yccRow(src, so, row1, row2, px, p, width);
+        else rgbRow(src, so, row1, row2, px, p, width);
+      }
     }
+    if (!direct) unpackRow(rowPx, out, y * width * 4, width);
   }
-}
-
-/**
- * Colour transform as table lookups on the 16× chroma values (0–4080): the R, B offsets, the G offset in
- * 16.16 fixed point split into its Cb and Cr terms, and a clamp table that takes results from −512 to 511.
- */
-interface ColorTables {
-  crR: Int32Array;
-  cbG: Int32Array;
-  crG: Int32Array;
-  cbB: Int32Array;
-}
-
-const CHROMA16 = 4096;
-const CLAMP_OFFSET = 512;
-const CLAMP = new Uint8Array(1024);
-for (let i = 0; i < 1024; i++) CLAMP[i] = Math.min(255, Math.max(0, i - CLAMP_OFFSET));
-
-/** JFIF YCbCr: full-range BT.601. */
-const YCC_TABLES = colorTables(1.402, 0.344136, 0.714136, 1.772);
-
-function colorTables(crToR: number, cbToG: number, crToG: number, cbToB: number): ColorTables {
-  const crR = new Int32Array(CHROMA16);
-  const cbG = new Int32Array(CHROMA16);
-  const crG = new Int32Array(CHROMA16);
-  const cbB = new Int32Array(CHROMA16);
-  for (let v = 0; v < CHROMA16; v++) {
-    const c = v / 16 - 128;
-    crR[v] = Math.round(crToR * c);
-    cbB[v] = Math.round(cbToB * c);
-    cbG[v] = Math.round(-cbToG * c * 65536);
-    crG[v] = Math.round(-crToG * c * 65536) + 32768;
-  }
-  return { crR, cbG, crG, cbB };
 }
 
 /** The common layouts: full-resolution luma, and both chroma planes alike, halved or not on each axis. */
@@ -137,7 +98,18 @@ function fusable(l: ComponentPlane, cb: ComponentPlane, cr: ComponentPlane): boo
     cb.rh === cr.rh && cb.rv === cr.rv && cb.stride === cr.stride && cb.w === cr.w && cb.h === cr.h;
 }
 
-// The colour transform in 16.16 fixed point on 16× chroma (0–4080), rounding folded into the offsets.
+function unpackRow(src: Uint32Array, out: Uint8Array, o: number, width: number): void {
+  for (let x = 0; x < width; x++, o += 4) {
+    const v = src[x];
+    out[o] = v & 255;
+    out[o + 1] = (v >>> 8) & 255;
+    out[o + 2] = (v >>> 16) & 255;
+    out[o + 3] = v >>> 24;
+  }
+}
+
+// JFIF's full-range BT.601 in 16.16 fixed point on 16× chroma (0–4080), rounding folded into the offsets;
+// results (−180 to 435) are clamped by table.
 const K_CR_R = Math.round((1.402 / 16) * 65536);
 const K_CB_G = Math.round((-0.344136 / 16) * 65536);
 const K_CR_G = Math.round((-0.714136 / 16) * 65536);
@@ -145,6 +117,17 @@ const K_CB_B = Math.round((1.772 / 16) * 65536);
 const K_R0 = Math.round(-1.402 * 128 * 65536) + 32768;
 const K_G0 = Math.round((0.344136 + 0.714136) * 128 * 65536) + 32768;
 const K_B0 = Math.round(-1.772 * 128 * 65536) + 32768;
+const CLAMP_OFFSET = 512;
+const CLAMP = new Uint8Array(1024);
+for (let i = 0; i < 1024; i++) CLAMP[i] = Math.min(255, Math.max(0, i - CLAMP_OFFSET));
+
+/** One RGBA word from luma and 16× chroma. */
+function ycc(l: number, cb: number, cr: number): number {
+  const lo = l + CLAMP_OFFSET;
+  return CLAMP[lo + ((cr * K_CR_R + K_R0) >> 16)] |
+    (CLAMP[lo + ((cb * K_CB_G + cr * K_CR_G + K_G0) >> 16)] << 8) |
+    (CLAMP[lo + ((cb * K_CB_B + K_B0) >> 16)] << 16) | 0xff000000;
+}
 
 /**
  * One output row with chroma halved across: the vertical triangle tap (3·near + far, 4×) is taken as the
@@ -176,33 +159,16 @@ function yccRowH2(
     const cb3 = 3 * cbCur;
     const cr3 = 3 * crCur;
     const x = so + 2 * i;
-    let cb = cb3 + cbPrev;
-    let cr = cr3 + crPrev;
-    let l = ys[x] + CLAMP_OFFSET;
-    px[p] = CLAMP[l + ((cr * K_CR_R + K_R0) >> 16)] |
-      (CLAMP[l + ((cb * K_CB_G + cr * K_CR_G + K_G0) >> 16)] << 8) |
-      (CLAMP[l + ((cb * K_CB_B + K_B0) >> 16)] << 16) | 0xff000000;
-    cb = cb3 + cbNext;
-    cr = cr3 + crNext;
-    l = ys[x + 1] + CLAMP_OFFSET;
-    px[p + 1] = CLAMP[l + ((cr * K_CR_R + K_R0) >> 16)] |
-      (CLAMP[l + ((cb * K_CB_G + cr * K_CR_G + K_G0) >> 16)] << 8) |
-      (CLAMP[l + ((cb * K_CB_B + K_B0) >> 16)] << 16) | 0xff000000;
+    px[p] = ycc(ys[x], cb3 + cbPrev, cr3 + crPrev);
+    px[p + 1] = ycc(ys[x + 1], cb3 + cbNext, cr3 + crNext);
     p += 2;
     cbPrev = cbCur;
     crPrev = crCur;
     cbCur = cbNext;
     crCur = crNext;
   }
-  if (width & 1) {
-    // The odd last pixel is the left half of the last chroma sample.
-    const cb16 = 3 * cbCur + cbPrev;
-    const cr16 = 3 * crCur + crPrev;
-    const l = ys[so + width - 1] + CLAMP_OFFSET;
-    px[p] = CLAMP[l + ((cr16 * K_CR_R + K_R0) >> 16)] |
-      (CLAMP[l + ((cb16 * K_CB_G + cr16 * K_CR_G + K_G0) >> 16)] << 8) |
-      (CLAMP[l + ((cb16 * K_CB_B + K_B0) >> 16)] << 16) | 0xff000000;
-  }
+  // An odd last pixel is the left half of the last chroma sample.
+  if (width & 1) px[p] = ycc(ys[so + width - 1], 3 * cbCur + cbPrev, 3 * crCur + crPrev);
 }
 
 /** One output row with chroma at full width (vertical tap only; 4:4:4 passes near = far). */
@@ -218,30 +184,11 @@ function yccRowH1(
   width: number,
 ): void {
   for (let x = 0; x < width; x++) {
-    const cb = (3 * cbp[no + x] + cbp[fo + x]) << 2;
-    const cr = (3 * crp[no + x] + crp[fo + x]) << 2;
-    const l = ys[so + x] + CLAMP_OFFSET;
-    px[p + x] = CLAMP[l + ((cr * K_CR_R + K_R0) >> 16)] |
-      (CLAMP[l + ((cb * K_CB_G + cr * K_CR_G + K_G0) >> 16)] << 8) |
-      (CLAMP[l + ((cb * K_CB_B + K_B0) >> 16)] << 16) | 0xff000000;
+    px[p + x] = ycc(ys[so + x], (3 * cbp[no + x] + cbp[fo + x]) << 2, (3 * crp[no + x] + crp[fo + x]) << 2);
   }
 }
 
-function grayRow32(src: Uint8ClampedArray, so: number, px: Uint32Array, p: number, width: number): void {
-  for (let x = 0; x < width; x++) px[p + x] = (src[so + x] * 0x010101) | 0xff000000;
-}
-
-function grayRow8(src: Uint8ClampedArray, so: number, px: Uint8Array, o: number, width: number): void {
-  for (let x = 0; x < width; x++, o += 4) {
-    const v = src[so + x];
-    px[o] = v;
-    px[o + 1] = v;
-    px[o + 2] = v;
-    px[o + 3] = 255;
-  }
-}
-
-function yccRow32(
+function yccRow(
   ys: Uint8ClampedArray,
   so: number,
   cbs: Uint16Array,
@@ -250,38 +197,15 @@ function yccRow32(
   p: number,
   width: number,
 ): void {
-  const { crR, cbG, crG, cbB } = YCC_TABLES;
-  for (let x = 0; x < width; x++) {
-    const l = ys[so + x] + CLAMP_OFFSET;
-    const cb = cbs[x];
-    const cr = crs[x];
-    px[p + x] = CLAMP[l + crR[cr]] | (CLAMP[l + ((cbG[cb] + crG[cr]) >> 16)] << 8) |
-      (CLAMP[l + cbB[cb]] << 16) | 0xff000000;
-  }
+  for (let x = 0; x < width; x++) px[p + x] = ycc(ys[so + x], cbs[x], crs[x]);
 }
 
-function yccRow8(
-  ys: Uint8ClampedArray,
-  so: number,
-  cbs: Uint16Array,
-  crs: Uint16Array,
-  px: Uint8Array,
-  o: number,
-  width: number,
-): void {
-  const { crR, cbG, crG, cbB } = YCC_TABLES;
-  for (let x = 0; x < width; x++, o += 4) {
-    const l = ys[so + x] + CLAMP_OFFSET;
-    const cb = cbs[x];
-    const cr = crs[x];
-    px[o] = CLAMP[l + crR[cr]];
-    px[o + 1] = CLAMP[l + ((cbG[cb] + crG[cr]) >> 16)];
-    px[o + 2] = CLAMP[l + cbB[cb]];
-    px[o + 3] = 255;
-  }
+function grayRow(src: Uint8ClampedArray, so: number, px: Uint32Array, p: number, width: number): void {
+  for (let x = 0; x < width; x++) px[p + x] = (src[so + x] * 0x010101) | 0xff000000;
 }
 
-function rgbRow32(
+/** Stored RGB: G and B come back at 16× from the upsampler, like chroma. */
+function rgbRow(
   rs: Uint8ClampedArray,
   so: number,
   gs: Uint16Array,
@@ -292,23 +216,6 @@ function rgbRow32(
 ): void {
   for (let x = 0; x < width; x++) {
     px[p + x] = rs[so + x] | (((gs[x] + 8) >> 4) << 8) | (((bs[x] + 8) >> 4) << 16) | 0xff000000;
-  }
-}
-
-function rgbRow8(
-  rs: Uint8ClampedArray,
-  so: number,
-  gs: Uint16Array,
-  bs: Uint16Array,
-  px: Uint8Array,
-  o: number,
-  width: number,
-): void {
-  for (let x = 0; x < width; x++, o += 4) {
-    px[o] = rs[so + x];
-    px[o + 1] = (gs[x] + 8) >> 4;
-    px[o + 2] = (bs[x] + 8) >> 4;
-    px[o + 3] = 255;
   }
 }
 

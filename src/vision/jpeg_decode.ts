@@ -49,7 +49,7 @@ export interface DecodeJpegOptions {
   into?: Uint8Array;
 }
 
-/** Frames past this many pixels are refused before anything is allocated (a 16-bit size field can ask for 4 G). */
+/** Frames past this many pixels are refused before any allocation (the 16-bit size fields allow 4 G). */
 const MAX_PIXELS = 1 << 26;
 
 /** Scratch kept between calls up to this many bytes each; bigger frames get one-off buffers. */

@@ -1,81 +1,23 @@
 /**
- * Inverse DCTs that write n×n pixels per 8×8 block, n = 8 / scale. n = 8 is the float AAN IDCT (libjpeg's
- * jidctflt). n = 4 and 2 are exact box averages of the full IDCT's output, minus the frequencies the smaller
- * grid cannot hold: averaging the 8-point basis cos((2x+1)kπ/16) over a group of s = 8/n pixels gives
- * cos((2m+1)kπ/2n) · sin(skπ/16) / (s·sin(kπ/16)), an n-point IDCT of the low n×n coefficients with a
- * per-frequency weight. Every constant factor (the AAN or box weights, normalisation, the final /8) lives
- * in the dequantisation multipliers, so the transforms below are bare butterflies.
+ * Inverse DCTs that write n×n pixels per 8×8 block (nh × nv for a component subsampled on one axis only).
+ * n = 8 is the float AAN IDCT (libjpeg's jidctflt). n = 4 and 2 are exact box averages of the full IDCT's
+ * output, minus the frequencies the smaller grid cannot hold: averaging the 8-point basis cos((2x+1)kπ/16)
+ * over a group of s = 8/n pixels gives cos((2m+1)kπ/2n) · sin(skπ/16) / (s·sin(kπ/16)), an n-point IDCT of
+ * the low n coefficients with a per-frequency weight. Every constant factor (the AAN or box weights,
+ * normalisation, the final /8) lives in the dequantisation multipliers, so the transforms below are bare
+ * butterflies.
  *
- * Coefficients arrive in a Float64Array laid out n×n (row = vertical frequency), already dequantised, with
- * +128 folded into the DC term. Outputs go to a Uint8ClampedArray, whose stores round and clamp.
+ * Coefficients arrive in a Float64Array laid out nv rows × nh columns (row = vertical frequency), already
+ * dequantised, with +128 folded into the DC term. Outputs go to a Uint8ClampedArray, whose stores round and
+ * clamp.
  */
 
 /** Natural (row-major) index of each zigzag position. */
+// deno-fmt-ignore
 export const ZIGZAG = Int32Array.from([
-  0,
-  1,
-  8,
-  16,
-  9,
-  2,
-  3,
-  10,
-  17,
-  24,
-  32,
-  25,
-  18,
-  11,
-  4,
-  5,
-  12,
-  19,
-  26,
-  33,
-  40,
-  48,
-  41,
-  34,
-  27,
-  20,
-  13,
-  6,
-  7,
-  14,
-  21,
-  28,
-  35,
-  42,
-  49,
-  56,
-  57,
-  50,
-  43,
-  36,
-  29,
-  22,
-  15,
-  23,
-  30,
-  37,
-  44,
-  51,
-  58,
-  59,
-  52,
-  45,
-  38,
-  31,
-  39,
-  46,
-  53,
-  60,
-  61,
-  54,
-  47,
-  55,
-  62,
-  63,
+  0, 1, 8, 16, 9, 2, 3, 10, 17, 24, 32, 25, 18, 11, 4, 5, 12, 19, 26, 33, 40, 48, 41, 34, 27, 20, 13, 6, 7, 14,
+  21, 28, 35, 42, 49, 56, 57, 50, 43, 36, 29, 22, 15, 23, 30, 37, 44, 51, 58, 59, 52, 45, 38, 31, 39, 46, 53,
+  60, 61, 54, 47, 55, 62, 63,
 ]);
 
 /**
