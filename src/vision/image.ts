@@ -5,7 +5,11 @@ export interface RgbaImage {
   data: Uint8Array;
 }
 
-export function createImage(width: number, height: number, fill?: readonly [number, number, number]): RgbaImage {
+export function createImage(
+  width: number,
+  height: number,
+  fill?: readonly [number, number, number],
+): RgbaImage {
   const data = new Uint8Array(width * height * 4);
   const [r, g, b] = fill ?? [0, 0, 0];
   for (let i = 0; i < data.length; i += 4) {
