@@ -85,13 +85,21 @@ export async function click(env: ActionEnv, spec: TargetSpec, opts: ClickOptions
     target: target.kind === "element" ? { ref: target.ref, via: target.via } : point,
     ...opts,
   };
-  const observation = await interact(env, page, "click", params, async () => {
-    await dispatchClick(page, point.x, point.y, {
-      button: opts.button,
-      clickCount: opts.click_count,
-      modifiers: opts.modifiers,
-    });
-  }, startedMs);
+  const observation = await interact(
+    env,
+    page,
+    "click",
+    params,
+    async () => {
+      await dispatchClick(page, point.x, point.y, {
+        button: opts.button,
+        clickCount: opts.click_count,
+        modifiers: opts.modifiers,
+      });
+    },
+    startedMs,
+    target.kind === "element" ? { backendNodeId: target.backendNodeId } : undefined,
+  );
   observation.structured.target = target.kind === "element" ? { ref: target.ref, via: target.via } : point;
   return observation;
 }

@@ -11,6 +11,8 @@ import {
   observe,
 } from "./observation.ts";
 import { releaseTargeting } from "./targeting.ts";
+import { lastSnapshot } from "../snapshot/acquire.ts";
+import { postconditions, subjectIn } from "./postconditions.ts";
 import { interactionRow, type InteractionSink } from "./timeline.ts";
 
 export interface ActionEnv {
@@ -39,7 +41,10 @@ export function usablePage(page: PageTarget): PageTarget {
   return page;
 }
 
-/** Runs dispatch inside an interaction: record timing, observe, persist the record. */
+/**
+ * Runs dispatch inside an interaction: record timing, observe, persist the record. `subject` is the
+ * element acted on, whose state the postconditions compare before and after.
+ */
 export async function interact(
   env: ActionEnv,
   page: PageTarget,
@@ -47,12 +52,49 @@ export async function interact(
   params: Record<string, unknown>,
   dispatch: () => Promise<void>,
   startedMs?: number,
+  subject?: { backendNodeId: number },
 ): Promise<Observation> {
   const ctx = beginAction(env.session, page, operation, params);
   if (startedMs !== undefined) ctx.record.started_ms = startedMs;
   env.session.activeInteractionId = ctx.record.interaction_id;
+  const subjectBefore = subject
+    ? subjectIn(lastSnapshot(page), subject.backendNodeId, page.generation)
+    : undefined;
   try {
-    return await dispatchAndObserve(env, page, ctx, dispatch);
+    const observation = await dispatchAndObserve(env, page, ctx, dispatch);
+    const nav = observation.structured.navigation as
+      | { navigated?: boolean; new_document?: boolean }
+      | undefined;
+    const pc = postconditions({
+      operation,
+      url_before: ctx.before.url,
+      url_after: page.url,
+      navigated: nav?.navigated === true,
+      new_document: nav?.new_document === true,
+      new_pages: Array.isArray(observation.structured.new_pages)
+        ? observation.structured.new_pages.length
+        : 0,
+      ...(subjectBefore ? { subject_before: subjectBefore } : {}),
+      // A dialog blocks the renderer: the snapshot from before the dialog cannot vouch for after.
+      ...(page.dialog ? {} : { after_snapshot: lastSnapshot(page) }),
+      generation_after: page.generation,
+    });
+    observation.structured.postconditions = pc;
+    const facts = [
+      ...(pc.subject?.changed.length
+        ? [
+          `${
+            pc.subject.changed.map((k) => `${k} ${pc.subject?.before[k]} → ${pc.subject?.after?.[k]}`).join(
+              ", ",
+            )
+          }`,
+        ]
+        : []),
+      ...(pc.subject && !pc.subject.present_after ? ["the target's node is gone (removed or replaced)"] : []),
+      ...(pc.note ? [`note: ${pc.note}`] : []),
+    ];
+    if (facts.length > 0) observation.text += `\npostconditions: ${facts.join("; ")}`;
+    return observation;
   } finally {
     if (env.session.activeInteractionId === ctx.record.interaction_id) {
       env.session.activeInteractionId = undefined;

@@ -14,6 +14,11 @@ interface PageSnapshotState {
 
 const states = new WeakMap<PageTarget, PageSnapshotState>();
 
+/** The page's current snapshot (the last one acquired or patched), if any. */
+export function lastSnapshot(page: PageTarget): Snapshot | undefined {
+  return states.get(page)?.last;
+}
+
 function stateOf(page: PageTarget): PageSnapshotState {
   let s = states.get(page);
   if (!s) {
