@@ -12,6 +12,7 @@ import { interactionTools } from "./tools/interactions.ts";
 import { viewportTools } from "./tools/viewport.ts";
 import { flowTools } from "./tools/flow.ts";
 import { downloadTools } from "./tools/downloads.ts";
+import { queryTools } from "./tools/query.ts";
 
 export type CapabilityName =
   | "control"
@@ -47,6 +48,7 @@ export const CAPABILITIES: readonly Capability[] = [
       ...viewportTools,
       ...flowTools,
       ...downloadTools,
+      ...queryTools,
     ],
   },
   {
