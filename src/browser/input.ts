@@ -188,3 +188,47 @@ export async function dispatchChord(page: PageTarget, chord: KeyChord): Promise<
     });
   }
 }
+
+/** Moves the mouse; `buttons` is the held-button mask (1 = left) while dragging. True when a dialog interrupted. */
+export async function dispatchMouseMove(
+  page: PageTarget,
+  x: number,
+  y: number,
+  buttons = 0,
+): Promise<boolean> {
+  return await page.sendInput("Input.dispatchMouseEvent", {
+    type: "mouseMoved",
+    x,
+    y,
+    buttons,
+    ...(buttons & 1 ? { button: "left" as const } : {}),
+  });
+}
+
+/** Presses or releases the left button at a point. True when a dialog interrupted. */
+export async function dispatchLeftButton(
+  page: PageTarget,
+  type: "mousePressed" | "mouseReleased",
+  x: number,
+  y: number,
+): Promise<boolean> {
+  return await page.sendInput("Input.dispatchMouseEvent", {
+    type,
+    x,
+    y,
+    button: "left",
+    buttons: type === "mousePressed" ? 1 : 0,
+    clickCount: 1,
+  });
+}
+
+/** One mouse-wheel event at a point; deltas in CSS px (positive dy scrolls down). */
+export async function dispatchWheel(
+  page: PageTarget,
+  x: number,
+  y: number,
+  deltaX: number,
+  deltaY: number,
+): Promise<boolean> {
+  return await page.sendInput("Input.dispatchMouseEvent", { type: "mouseWheel", x, y, deltaX, deltaY });
+}

@@ -1,6 +1,7 @@
 import type { Protocol } from "devtools-protocol";
-import type { CdpConnection, EventParams, Events } from "./cdp.ts";
-import { type DialogState, pageClosed, PageTarget } from "./targets.ts";
+import type { CdpConnection, CommandParams, CommandResult, Commands, EventParams, Events } from "./cdp.ts";
+import { type DialogState, pageClosed, PageTarget, type TargetOverride } from "./targets.ts";
+import { DownloadTracker } from "./downloads.ts";
 import { ToolError } from "../errors.ts";
 import { logger } from "../log.ts";
 
@@ -29,6 +30,9 @@ export interface SessionInit {
   process?: Deno.ChildProcess;
   cleanup?: () => Promise<void>;
 }
+
+/** Bound on targets whose overrides wait for a same-target reattachment. */
+const CARRIED_OVERRIDES = 32;
 
 /** Bound on waiting for Chrome to hand us a page it created. */
 const ATTACH_TIMEOUT_MS = 5_000;
@@ -59,10 +63,14 @@ export class BrowserSession {
   /** The interaction being dispatched or observed, so events can be attributed to it. */
   activeInteractionId?: string;
   readonly pages = new Map<string, PageTarget>();
+  /** Download observation, active from start() on (before any page runs). */
+  readonly downloads: DownloadTracker = new DownloadTracker(this);
   #bySession = new Map<string, PageTarget>();
   #byTarget = new Map<string, PageTarget>();
   #pendingAttach = new Map<string, Promise<PageTarget | undefined>>();
   #attachWaiters = new Map<string, Array<(page: PageTarget) => void>>();
+  /** Overrides of detached (not destroyed) targets, re-applied if the same target attaches again. */
+  #carriedOverrides = new Map<string, Map<string, TargetOverride>>();
   #pageOrdinal = 0;
   #interactionOrdinal = 0;
   #conn: CdpConnection;
@@ -126,6 +134,7 @@ export class BrowserSession {
     this.browserVersion = version.product;
     this.protocolVersion = version.protocolVersion;
     this.#wireEvents();
+    await this.downloads.activate(this.#conn, this.mode === "launched");
     this.#conn.onDisconnect(() => this.#markEnded("browser_disconnected"));
     this.#process?.status.then(() => this.#markEnded("browser_exited"));
     await this.#conn.send("Target.setDiscoverTargets", { discover: true });
@@ -166,9 +175,12 @@ export class BrowserSession {
       const page = this.#byTarget.get(targetInfo.targetId);
       if (page) page.title = targetInfo.title;
     });
-    c.on("Target.targetDestroyed", ({ targetId }) => this.#removeTarget(targetId));
+    c.on("Target.targetDestroyed", ({ targetId }) => {
+      this.#carriedOverrides.delete(targetId);
+      this.#removeTarget(targetId);
+    });
     c.on("Target.detachedFromTarget", ({ targetId }) => {
-      if (targetId) this.#removeTarget(targetId);
+      if (targetId) this.#removeTarget(targetId, true);
     });
     const route = (sessionId: string | undefined) => (sessionId ? this.#bySession.get(sessionId) : undefined);
     c.on("Page.frameNavigated", ({ frame }, sid) => route(sid)?.onFrameNavigated(frame));
@@ -213,6 +225,11 @@ export class BrowserSession {
       title: info.title,
       openerPageId: opener?.id,
     });
+    // A same-target reattachment gets its overrides back before it runs (see initialize()).
+    for (const [key, override] of this.#carriedOverrides.get(info.targetId) ?? []) {
+      page.overrides.set(key, override);
+    }
+    this.#carriedOverrides.delete(info.targetId);
     // Mapped before initialization so its events already route here.
     this.#bySession.set(sessionId, page);
     this.#byTarget.set(info.targetId, page);
@@ -251,9 +268,17 @@ export class BrowserSession {
     });
   }
 
-  #removeTarget(targetId: string): void {
+  #removeTarget(targetId: string, detachedOnly = false): void {
     const page = this.#byTarget.get(targetId);
     if (!page) return;
+    if (detachedOnly && page.overrides.size > 0) {
+      this.#carriedOverrides.delete(targetId);
+      this.#carriedOverrides.set(targetId, new Map(page.overrides));
+      for (const oldest of this.#carriedOverrides.keys()) {
+        if (this.#carriedOverrides.size <= CARRIED_OVERRIDES) break;
+        this.#carriedOverrides.delete(oldest);
+      }
+    }
     page.markClosed();
     for (const listener of this.#removedListeners) listener(page);
     this.#byTarget.delete(targetId);
@@ -273,6 +298,16 @@ export class BrowserSession {
     this.endReason = reason;
     for (const listener of this.#endedListeners) listener(reason);
     for (const page of this.pages.values()) page.markClosed();
+  }
+
+  /** A command on a transient flat child session, e.g. an out-of-process frame attached briefly. */
+  sendToSession<M extends keyof Commands>(
+    sessionId: string,
+    method: M,
+    params?: CommandParams<M>,
+    timeoutMs?: number,
+  ): Promise<CommandResult<M>> {
+    return this.#conn.send(method, params, sessionId, timeoutMs);
   }
 
   assertLive(): void {

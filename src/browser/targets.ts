@@ -10,6 +10,16 @@ export interface DialogState {
 
 type LoadWaiter = { loaderId?: string; resolve: () => void };
 
+/**
+ * Target-scoped emulation that must hold for the life of the target (viewport metrics, touch).
+ * `apply` sends its commands synchronously, in order, and returns their replies: initialize()
+ * slots them in before the target is released, so a (re)attached target runs, paints and is
+ * recorded with the override already in force.
+ */
+export interface TargetOverride {
+  apply(page: PageTarget, timeoutMs?: number): Array<Promise<unknown>>;
+}
+
 /** Page setup is retried when Chrome drops its commands during a new tab's first renderer swap. */
 const INIT_ATTEMPTS = 3;
 const INIT_TIMEOUT_MS = 1_500;
@@ -42,6 +52,8 @@ export class PageTarget {
   #waiters = new Set<LoadWaiter>();
   #navigationCount = 0;
   #dialogWaiters = new Set<() => void>();
+  /** Overrides re-applied whenever this target initializes, keyed by their owner ("viewport"). */
+  readonly overrides = new Map<string, TargetOverride>();
 
   constructor(init: {
     conn: CdpConnection;
@@ -90,6 +102,7 @@ export class PageTarget {
           this.send("Page.enable", undefined, INIT_TIMEOUT_MS),
           this.send("Page.setLifecycleEventsEnabled", { enabled: true }, INIT_TIMEOUT_MS),
           this.send("Runtime.enable", undefined, INIT_TIMEOUT_MS),
+          ...[...this.overrides.values()].flatMap((o) => o.apply(this, INIT_TIMEOUT_MS)),
           this.send("Runtime.runIfWaitingForDebugger", undefined, INIT_TIMEOUT_MS),
         ];
         const tree = this.send("Page.getFrameTree", undefined, INIT_TIMEOUT_MS);

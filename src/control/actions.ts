@@ -178,34 +178,50 @@ export async function fill(env: ActionEnv, spec: TargetSpec, value: string, page
     });
   }
   const params = { target: { ref: target.ref, via: target.via }, value_length: value.length };
-  const observation = await interact(env, page, "fill", params, async () => {
-    await page.send("DOM.scrollIntoViewIfNeeded", { backendNodeId: target.backendNodeId }).catch(() => {});
-    if (field.kind === "native") {
-      await page.send("Runtime.callFunctionOn", {
-        objectId: target.objectId,
-        functionDeclaration: SET_NATIVE_VALUE,
-        arguments: [{ value }],
-      });
-      return;
-    }
-    await page.send("DOM.focus", { backendNodeId: target.backendNodeId });
-    await page.send("Runtime.callFunctionOn", { objectId: target.objectId, functionDeclaration: SELECT_ALL });
-    if (value.length === 0) await dispatchChord(page, parseChord("Delete"));
-    else await page.sendInput("Input.insertText", { text: value });
-  }, startedMs);
-  if ((field.kind === "text" || field.kind === "native") && !page.dialog) {
-    const readBack = await page.send("Runtime.callFunctionOn", {
+  // Read back inside dispatch: the element handle is released once the interaction completes.
+  let readBack: { result: { value?: unknown } } | undefined;
+  const checkValue = field.kind === "text" || field.kind === "native";
+  const readValue = () =>
+    page.send("Runtime.callFunctionOn", {
       objectId: target.objectId,
       functionDeclaration: "function() { return this.value; }",
       returnByValue: true,
     }).catch(() => undefined);
-    if (readBack && readBack.result.value !== value) {
-      const warnings = (observation.structured.warnings as string[] | undefined) ?? [];
-      warnings.push(
-        "value_differs: the field holds a different value than requested (maxlength, mask or script)",
-      );
-      observation.structured.warnings = warnings;
-    }
+  const observation = await interact(
+    env,
+    page,
+    "fill",
+    params,
+    async () => {
+      await page.send("DOM.scrollIntoViewIfNeeded", { backendNodeId: target.backendNodeId }).catch(() => {});
+      if (field.kind === "native") {
+        await page.send("Runtime.callFunctionOn", {
+          objectId: target.objectId,
+          functionDeclaration: SET_NATIVE_VALUE,
+          arguments: [{ value }],
+        });
+        if (checkValue && !page.dialog) readBack = await readValue();
+        return;
+      }
+      await page.send("DOM.focus", { backendNodeId: target.backendNodeId });
+      await page.send("Runtime.callFunctionOn", {
+        objectId: target.objectId,
+        functionDeclaration: SELECT_ALL,
+      });
+      if (value.length === 0) await dispatchChord(page, parseChord("Delete"));
+      else await page.sendInput("Input.insertText", { text: value });
+      if (checkValue && !page.dialog) readBack = await readValue();
+    },
+    startedMs,
+    { backendNodeId: target.backendNodeId },
+  );
+  const held = (readBack as { result: { value?: unknown } } | undefined)?.result.value;
+  if (readBack !== undefined && held !== value) {
+    const warnings = (observation.structured.warnings as string[] | undefined) ?? [];
+    warnings.push(
+      "value_differs: the field holds a different value than requested (maxlength, mask or script)",
+    );
+    observation.structured.warnings = warnings;
   }
   observation.structured.target = { ref: target.ref, via: target.via };
   return observation;

@@ -60,6 +60,7 @@ export async function interact(
   const subjectBefore = subject
     ? subjectIn(lastSnapshot(page), subject.backendNodeId, page.generation)
     : undefined;
+  const downloadCursor = env.session.downloads.cursor;
   try {
     const observation = await dispatchAndObserve(env, page, ctx, dispatch);
     const nav = observation.structured.navigation as
@@ -78,6 +79,10 @@ export async function interact(
       // A dialog blocks the renderer: the snapshot from before the dialog cannot vouch for after.
       ...(page.dialog ? {} : { after_snapshot: lastSnapshot(page) }),
       generation_after: page.generation,
+      downloads: {
+        cursor_before: downloadCursor,
+        started: env.session.downloads.startedAfter(downloadCursor),
+      },
     });
     observation.structured.postconditions = pc;
     const facts = [
@@ -91,6 +96,11 @@ export async function interact(
         ]
         : []),
       ...(pc.subject && !pc.subject.present_after ? ["the target's node is gone (removed or replaced)"] : []),
+      ...(pc.downloads?.started
+        ? [
+          `${pc.downloads.started} download(s) began (wait_for_download after ${pc.downloads.cursor_before})`,
+        ]
+        : []),
       ...(pc.note ? [`note: ${pc.note}`] : []),
     ];
     if (facts.length > 0) observation.text += `\npostconditions: ${facts.join("; ")}`;

@@ -23,6 +23,8 @@ export interface Postconditions {
   navigated: boolean;
   new_document: boolean;
   new_pages: number;
+  /** Download activity: the cursor before dispatch (a wait_for_download `after`) and downloads begun since. */
+  downloads?: { cursor_before: number; started: number };
   subject?: {
     role?: string;
     before: States;
@@ -58,6 +60,7 @@ export interface PostconditionInput {
   navigated: boolean;
   new_document: boolean;
   new_pages: number;
+  downloads?: { cursor_before: number; started: number };
   subject_before?: SubjectView;
   /** Undefined when the after-snapshot is unavailable (e.g. a dialog blocks the renderer). */
   after_snapshot?: Snapshot;
@@ -70,6 +73,7 @@ export function postconditions(input: PostconditionInput): Postconditions {
     navigated: input.navigated,
     new_document: input.new_document,
     new_pages: input.new_pages,
+    ...(input.downloads ? { downloads: input.downloads } : {}),
   };
   const before = input.subject_before;
   if (before) {
@@ -91,7 +95,11 @@ export function postconditions(input: PostconditionInput): Postconditions {
     const toggle = ["checkbox", "radio", "switch", "menuitemcheckbox", "menuitemradio"].includes(
       before.role ?? "",
     );
-    if (input.operation === "click" && before.role === "link" && !input.navigated && input.new_pages === 0) {
+    const downloaded = (input.downloads?.started ?? 0) > 0;
+    if (
+      input.operation === "click" && before.role === "link" && !input.navigated && input.new_pages === 0 &&
+      !downloaded
+    ) {
       out.note = "The link was activated but no navigation or new page was observed (yet).";
     } else if (input.operation === "click" && toggle && after && !changed.includes("checked")) {
       out.note = "The control's checked state did not change.";

@@ -1,9 +1,9 @@
 import type { BrowserSession } from "../browser/session.ts";
 import type { PageTarget } from "../browser/targets.ts";
 import { ToolError } from "../errors.ts";
-import { acquireSnapshot } from "../snapshot/acquire.ts";
 import { decodeRef, encodeRef } from "../snapshot/refs.ts";
-import { describeLocator, type Locator, pageLocatorSource, textMatches } from "../snapshot/locator.ts";
+import { describeLocator, type Locator } from "../snapshot/locator.ts";
+import { runQuery } from "../snapshot/query_page.ts";
 
 /** How a tool names what to act on. Exactly one form is used per call. */
 export interface TargetSpec {
@@ -137,77 +137,30 @@ function locatorOutcome(loc: Locator, count: number, truncated: boolean, candida
   });
 }
 
+/**
+ * Acts through the same resolution as query_page (runQuery), so a locator query_page reports as
+ * unique acts on exactly that element; ambiguous and truncated outcomes never act.
+ */
 async function resolveLocator(
   session: BrowserSession,
   page: PageTarget,
   loc: Locator,
 ): Promise<{ backendNodeId: number; objectId: string }> {
-  const kinds =
-    [loc.role !== undefined, loc.label !== undefined, loc.text !== undefined, loc.test_id !== undefined]
-      .filter(Boolean).length;
-  if (kinds !== 1) {
-    throw new ToolError({
-      code: "invalid_argument",
-      message: "A locator needs exactly one of role (with optional name), label, text or test_id.",
-      retry: "never",
-      recovery: 'Use for example {"role": "button", "name": "Save"} or {"label": "Email"}.',
-      affected: { argument: "locator" },
+  const run = await runQuery(session, page, loc);
+  const d = run.decision;
+  const backendNodeId = run.action_node;
+  if (backendNodeId === undefined) {
+    const candidates = d.candidates.slice(0, 5).map((m) => {
+      const n = m.index === undefined ? undefined : run.nodes[m.index];
+      return `${n?.role ?? "element"} ${JSON.stringify(n?.name ?? "")}`;
     });
+    // Without an actionable match, several non-actionable matches are still an ambiguity.
+    const count = d.outcome === "no_match" ? d.non_actionable?.count ?? 0 : d.match_count;
+    throw locatorOutcome(loc, count, d.outcome === "truncated", candidates);
   }
-  const exact = loc.exact ?? false;
-  if (loc.role !== undefined) {
-    const { snapshot } = await acquireSnapshot(session, page);
-    const role = loc.role.toLowerCase();
-    const hits = snapshot.nodes.filter((n) =>
-      n.backendNodeId !== undefined && n.role.toLowerCase() === role &&
-      (loc.name === undefined || textMatches(n.name, loc.name, exact))
-    );
-    if (hits.length !== 1) {
-      throw locatorOutcome(
-        loc,
-        hits.length,
-        false,
-        hits.slice(0, 5).map((n) => `${n.role} ${JSON.stringify(n.name)}`),
-      );
-    }
-    const backendNodeId = hits[0].backendNodeId as number;
-    const objectId = await objectForBackendNode(page, backendNodeId);
-    if (!objectId) throw locatorOutcome(loc, 0, false, []);
-    return { backendNodeId, objectId };
-  }
-  const [kind, query] = loc.label !== undefined
-    ? ["label", loc.label]
-    : loc.text !== undefined
-    ? ["text", loc.text]
-    : ["test_id", loc.test_id ?? ""];
-  const { result } = await page.send("Runtime.callFunctionOn", {
-    functionDeclaration: pageLocatorSource(),
-    arguments: [{ value: kind }, { value: query }, { value: exact }, { value: LOCATOR_CAP }],
-    objectId:
-      (await page.send("Runtime.evaluate", { expression: "document", objectGroup: OBJECT_GROUP })).result
-        .objectId,
-    objectGroup: OBJECT_GROUP,
-  });
-  if (!result.objectId) throw locatorOutcome(loc, 0, false, []);
-  const { result: props } = await page.send("Runtime.getProperties", {
-    objectId: result.objectId,
-    ownProperties: true,
-  });
-  const elements = props.filter((p) => /^\d+$/.test(p.name) && p.value?.objectId);
-  if (elements.length !== 1) {
-    const described: string[] = [];
-    for (const p of elements.slice(0, 5)) {
-      const d = await page.send("Runtime.callFunctionOn", {
-        objectId: p.value?.objectId,
-        functionDeclaration: describeElementSource,
-        returnByValue: true,
-      });
-      described.push(String(d.result.value));
-    }
-    throw locatorOutcome(loc, elements.length, elements.length > LOCATOR_CAP, described);
-  }
-  const objectId = elements[0].value?.objectId as string;
-  return { backendNodeId: await backendIdOf(page, objectId), objectId };
+  const objectId = await objectForBackendNode(page, backendNodeId);
+  if (!objectId) throw locatorOutcome(loc, 0, false, []);
+  return { backendNodeId, objectId };
 }
 
 export const describeElementSource = `function() {
@@ -276,4 +229,84 @@ export async function resolveTarget(
 
 export function releaseTargeting(page: PageTarget): void {
   page.send("Runtime.releaseObjectGroup", { objectGroup: OBJECT_GROUP }).catch(() => {});
+}
+
+/** Whether the topmost element at (x, y) is the target (or inside it, or one of its labels). */
+const POINTER_HIT_TEST = `function(x, y) {
+  if (this.ownerDocument !== document) return { ok: true, skipped: true };
+  let hit = document.elementFromPoint(x, y);
+  while (hit && hit.shadowRoot) {
+    const inner = hit.shadowRoot.elementFromPoint(x, y);
+    if (!inner || inner === hit) break;
+    hit = inner;
+  }
+  if (!hit) return { ok: false, outside: true, by: "nothing (point is outside the viewport)" };
+  for (let n = hit; n; n = n.parentNode || n.host) if (n === this) return { ok: true };
+  for (const l of this.labels || []) for (let n = hit; n; n = n.parentNode || n.host) if (n === l) return { ok: true };
+  return { ok: false, by: (${describeElementSource}).call(hit) };
+}`;
+
+/**
+ * The viewport point a pointer action on an element uses: the centre of its first non-empty content
+ * quad, after scrolling it into view (unless `scroll` is false), hit-tested like click so a covering
+ * element is reported as `<operation>_intercepted` instead of silently receiving the pointer.
+ */
+export async function hitTestedPoint(
+  page: PageTarget,
+  target: { objectId: string; backendNodeId: number },
+  operation: string,
+  opts: { scroll?: boolean; role?: string } = {},
+): Promise<{ x: number; y: number }> {
+  if (opts.scroll !== false) {
+    await page.send("DOM.scrollIntoViewIfNeeded", { backendNodeId: target.backendNodeId }).catch(() => {});
+  }
+  let quads: number[][] = [];
+  try {
+    quads = (await page.send("DOM.getContentQuads", { backendNodeId: target.backendNodeId })).quads;
+  } catch { /* no layout object */ }
+  const quad = quads.find((q) => Math.abs((q[4] - q[0]) * (q[5] - q[1])) > 0.5) ?? quads[0];
+  const what = opts.role ? `The ${opts.role} element` : "The element";
+  if (!quad) {
+    throw new ToolError({
+      code: "element_not_visible",
+      message: `${what} has no visible box to act on.`,
+      retry: "after_recovery",
+      recovery:
+        "Wait until it is visible (take a snapshot or screenshot to check), or target a visible element.",
+      affected: { page_id: page.id },
+    });
+  }
+  const x = (quad[0] + quad[2] + quad[4] + quad[6]) / 4;
+  const y = (quad[1] + quad[3] + quad[5] + quad[7]) / 4;
+  const { result } = await page.send("Runtime.callFunctionOn", {
+    objectId: target.objectId,
+    functionDeclaration: POINTER_HIT_TEST,
+    arguments: [{ value: x }, { value: y }],
+    returnByValue: true,
+  });
+  const hit = result.value as { ok: boolean; by?: string; outside?: boolean } | undefined;
+  if (hit && !hit.ok) {
+    const details = { x: Math.round(x), y: Math.round(y), ...(opts.role ? { end: opts.role } : {}) };
+    if (hit.outside) {
+      throw new ToolError({
+        code: "element_out_of_view",
+        message:
+          `${what}'s centre (${details.x}, ${details.y}) is outside the viewport; nothing was dispatched.`,
+        retry: "after_recovery",
+        recovery:
+          "Scroll (scroll tool) or resize (set_viewport) so the element is in the viewport, then retry.",
+        affected: { page_id: page.id },
+        details,
+      });
+    }
+    throw new ToolError({
+      code: `${operation}_intercepted`,
+      message: `The ${operation} would land on ${hit.by} instead of the target; nothing was dispatched.`,
+      retry: "after_recovery",
+      recovery: "Close or wait out the covering element (an overlay or dialog), or target it instead.",
+      affected: { page_id: page.id },
+      details: { ...details, covered_by: hit.by },
+    });
+  }
+  return { x, y };
 }

@@ -3,6 +3,7 @@ import { serveStdio } from "@modelcontextprotocol/server/stdio";
 import { z } from "zod";
 import { asToolError } from "../errors.ts";
 import { EVIDENCE_SCHEME, evidenceNotFound } from "../store/instance.ts";
+import { readDownload } from "../browser/downloads.ts";
 import { frameBytes } from "../capture/frames.ts";
 import { logger } from "../log.ts";
 import type { AppContext } from "./context.ts";
@@ -87,6 +88,9 @@ async function readEvidence(app: AppContext, path: string): Promise<{ bytes: Uin
     if (!bytes) throw evidenceNotFound(path);
     return { bytes, mimeType: "image/jpeg" };
   }
+  // Downloads are served from the live managed session only (spec: MCP protocol and discovery).
+  const download = /^downloads\/([A-Za-z0-9_.-]{1,80})$/.exec(path);
+  if (download) return await readDownload(app.browsers.current, download[1]);
   return await app.store.readEvidence(path);
 }
 

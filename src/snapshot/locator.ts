@@ -10,13 +10,17 @@ export interface Locator {
   text?: string;
   test_id?: string;
   exact?: boolean;
+  /** A ref: only descendants of that element match. */
+  scope?: string;
+  /** A qualified same-origin, same-process frame: its name or a ref of its <iframe>. */
+  frame?: string;
 }
 
 /** Whitespace-collapsed text with invisible format characters dropped and icon glyphs as spaces. */
 export function normalizeText(input: string): string {
   return input
-    .replace(/[\u200B-\u200F\u2060-\u2064\uFEFF\u00AD]/g, "")
-    .replace(/[\uE000-\uF8FF]/g, " ")
+    .replace(/[\u200B-\u200F\u202A-\u202E\u2060-\u2064\u2066-\u2069\uFEFF\u00AD]/g, "")
+    .replace(/[\uE000-\uF8FF\u{F0000}-\u{FFFFD}\u{100000}-\u{10FFFD}]/gu, " ")
     .replace(/\s+/g, " ")
     .trim();
 }
@@ -24,7 +28,8 @@ export function normalizeText(input: string): string {
 export function textMatches(candidate: string, query: string, exact: boolean): boolean {
   const c = normalizeText(candidate);
   const q = normalizeText(query);
-  if (q.length === 0) return c.length === 0;
+  // An all-icon (or invisible-only) query is not a text-match key; only a literal "" means unnamed.
+  if (q.length === 0) return query.length === 0 && c.length === 0;
   if (c.length === 0) return false;
   return exact ? c === q : c.toLowerCase().includes(q.toLowerCase());
 }
@@ -37,6 +42,8 @@ export function describeLocator(loc: Locator): string {
   if (loc.text !== undefined) parts.push(`text=${JSON.stringify(loc.text)}`);
   if (loc.test_id !== undefined) parts.push(`test_id=${JSON.stringify(loc.test_id)}`);
   if (loc.exact) parts.push("exact");
+  if (loc.scope !== undefined) parts.push(`scope=${loc.scope}`);
+  if (loc.frame !== undefined) parts.push(`frame=${JSON.stringify(loc.frame)}`);
   return parts.join(" ");
 }
 

@@ -15,7 +15,8 @@ interface Post {
 }
 
 Deno.test({
-  name: "postconditions: checked and expanded deltas, a replaced node, and a link that did not navigate",
+  name:
+    "postconditions: checked and expanded deltas, a replaced node, a link that did not navigate; fill reports a value the field did not keep",
   ...e2e,
   fn: () =>
     withServer(async (server, site) => {
@@ -39,6 +40,12 @@ Deno.test({
 
       const swap = await click("button", "Swap me");
       assertEquals(swap.subject?.present_after, false, "the clicked node was replaced");
+
+      const filled = structured(await server.call("fill", { locator: { label: "Code" }, value: "abcdef" }));
+      assert(
+        (filled.warnings as string[] | undefined)?.some((w) => w.startsWith("value_differs")),
+        "a field that keeps less than was typed says so",
+      );
 
       const dead = await click("link", "Dead link");
       assertEquals(dead.navigated, false);

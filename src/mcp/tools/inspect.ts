@@ -4,6 +4,9 @@ import { dialogOpen } from "../../control/interaction.ts";
 import { decodeBase64, pngSize } from "../../control/observation.ts";
 import { pageForTarget, resolveTarget } from "../../control/targeting.ts";
 import { limitExceeded, ToolError } from "../../errors.ts";
+import { type Detail, listAssets, listFrames } from "../../browser/frames.ts";
+import type { BrowserSession } from "../../browser/session.ts";
+import type { PageTarget } from "../../browser/targets.ts";
 import { acquireSnapshot } from "../../snapshot/acquire.ts";
 import { presentSnapshot } from "../../snapshot/present.ts";
 import { defineTool } from "../define_tool.ts";
@@ -205,8 +208,13 @@ export const inspectTools = [
   defineTool({
     name: "inspect_page",
     capability: "control",
-    description: "Current URL, title, viewport, scroll, load and history state of a page.",
-    input: z.strictObject({ page_id: pageId.optional() }),
+    description:
+      "URL, title, viewport, scroll, load and history state of a page; include frames and/or privacy-bounded assets.",
+    input: z.strictObject({
+      page_id: pageId.optional(),
+      include: z.array(z.enum(["frames", "assets"])).max(2).optional(),
+      detail: detail.optional(),
+    }),
     annotations: { readOnlyHint: true },
     handler: async (args, app) => {
       const s = app.browsers.require();
@@ -216,7 +224,10 @@ export const inspectTools = [
         loading: page.loading,
         document_generation: page.generation,
       };
-      if (page.dialog) return output(`${page.id} ${page.url} (dialog open: ${page.dialog.type})`, base);
+      if (page.dialog) {
+        const skipped = args.include?.length ? { include_skipped: "dialog_open" } : {};
+        return output(`${page.id} ${page.url} (dialog open: ${page.dialog.type})`, { ...base, ...skipped });
+      }
       const [metrics, history] = await Promise.all([
         page.send("Page.getLayoutMetrics"),
         page.send("Page.getNavigationHistory"),
@@ -238,14 +249,54 @@ export const inspectTools = [
           can_go_forward: history.currentIndex < history.entries.length - 1,
         },
       };
+      const extra = await inspectExtras(s, page, args.include ?? [], args.detail ?? "concise");
       return output(
         `${page.id} ${
           JSON.stringify(page.title)
         } ${page.url}\nviewport ${vv.clientWidth}x${vv.clientHeight} scroll ${vv.pageX},${vv.pageY}; history ${
           history.currentIndex + 1
-        }/${history.entries.length}${page.loading ? "; loading" : ""}`,
-        structured,
+        }/${history.entries.length}${page.loading ? "; loading" : ""}${extra.text}`,
+        { ...structured, ...extra.structured },
       );
     },
   }),
 ];
+
+/** inspect_page's optional frame structure and asset inventory (spec: Inspection). */
+async function inspectExtras(
+  s: BrowserSession,
+  page: PageTarget,
+  include: Array<"frames" | "assets">,
+  level: Detail,
+): Promise<{ text: string; structured: Record<string, unknown> }> {
+  const [frames, assets] = await Promise.all([
+    include.includes("frames") ? listFrames(s, page, level) : undefined,
+    include.includes("assets") ? listAssets(page, level) : undefined,
+  ]);
+  const lines: string[] = [];
+  if (frames) {
+    lines.push(`frames ${frames.total}:`);
+    for (const f of frames.frames) {
+      lines.push(
+        `  ${f.frame_id}${f.parent_frame_id ? ` <- ${f.parent_frame_id}` : " (main)"} ${
+          JSON.stringify(f.name)
+        } ${f.same_process ? "same-process" : "out-of-process"} ${
+          f.same_origin === null ? "origin?" : f.same_origin ? "same-origin" : "cross-origin"
+        } ${f.path ?? f.url}`,
+      );
+    }
+  }
+  if (assets) {
+    const counts = Object.entries(assets.counts).filter(([, n]) => n > 0).map(([k, n]) => `${k} ${n}`);
+    lines.push(`assets ${assets.total}: ${counts.join(", ") || "none"}`);
+    for (const a of assets.sample) lines.push(`  ${a.kind} ${a.url}${a.failed ? " (failed)" : ""}`);
+    const o = assets.omitted;
+    if (o.presentation + o.source > 0) {
+      lines.push(`  (${o.presentation} not shown, ${o.source} not acquired)`);
+    }
+  }
+  return {
+    text: lines.length > 0 ? `\n${lines.join("\n")}` : "",
+    structured: { ...(frames ? { frames } : {}), ...(assets ? { assets } : {}) },
+  };
+}
