@@ -1,3 +1,4 @@
+import { join } from "node:path";
 import { loadConfig } from "./src/config.ts";
 import { logger, setupLogging } from "./src/log.ts";
 import { BrowserManager } from "./src/browser/lifecycle.ts";
@@ -25,7 +26,7 @@ async function createApp(): Promise<AppContext> {
   if (!video.available) logger("main").info("temporal-video unavailable: {reason}", { reason: video.reason });
   return {
     config,
-    browsers: new BrowserManager(config),
+    browsers: new BrowserManager(config, join(store.root, "downloads")),
     store,
     recorder,
     temporal: new TemporalState(video),

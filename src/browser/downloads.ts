@@ -103,7 +103,7 @@ export class DownloadTracker {
     return this.#dir !== undefined;
   }
 
-  async activate(conn: CdpConnection, managed: boolean): Promise<void> {
+  async activate(conn: CdpConnection, managed: boolean, root?: string): Promise<void> {
     conn.on("Browser.downloadWillBegin", (p) => this.#begin(p.guid, p.frameId, p.url, p.suggestedFilename));
     conn.on(
       "Browser.downloadProgress",
@@ -114,7 +114,11 @@ export class DownloadTracker {
     this.#session.onEnded(() => this.#end());
     try {
       if (managed) {
-        this.#dir = await Deno.makeTempDir({ prefix: "krometrail-downloads-" });
+        if (root) await Deno.mkdir(root, { recursive: true });
+        this.#dir = await Deno.makeTempDir({
+          prefix: "krometrail-downloads-",
+          ...(root ? { dir: root } : {}),
+        });
         await conn.send("Browser.setDownloadBehavior", {
           behavior: "allowAndName",
           downloadPath: this.#dir,

@@ -94,7 +94,8 @@ export class BrowserManager {
   #session?: BrowserSession;
   #transition?: Promise<unknown>;
 
-  constructor(readonly config: Config) {}
+  /** `downloadsRoot`: where launched sessions keep downloads (the instance root's downloads folder). */
+  constructor(readonly config: Config, readonly downloadsRoot?: string) {}
 
   get current(): BrowserSession | undefined {
     return this.#session;
@@ -176,6 +177,7 @@ export class BrowserManager {
         ordinal: nextSessionOrdinal(),
         mode: "launched",
         profile,
+        ...(this.downloadsRoot ? { downloadsRoot: this.downloadsRoot } : {}),
         config: { every_nth_frame: opts.every_nth_frame, focus: opts.focus, headless },
         process: launched.process,
         cleanup,

@@ -29,6 +29,8 @@ export interface SessionInit {
   config: SessionConfig;
   process?: Deno.ChildProcess;
   cleanup?: () => Promise<void>;
+  /** Where managed downloads are kept (inside the instance root, so a crash's leftovers are reclaimed). */
+  downloadsRoot?: string;
 }
 
 /** Bound on targets whose overrides wait for a same-target reattachment. */
@@ -81,6 +83,8 @@ export class BrowserSession {
   #removedListeners = new Set<(page: PageTarget) => void>();
   #endedListeners = new Set<(reason: string) => void>();
 
+  readonly #downloadsRoot?: string;
+
   constructor(init: SessionInit) {
     this.#conn = init.conn;
     this.ordinal = init.ordinal;
@@ -89,6 +93,7 @@ export class BrowserSession {
     this.config = Object.freeze({ ...init.config });
     this.#process = init.process;
     this.#cleanup = init.cleanup;
+    this.#downloadsRoot = init.downloadsRoot;
   }
 
   get ended(): boolean {
@@ -134,7 +139,7 @@ export class BrowserSession {
     this.browserVersion = version.product;
     this.protocolVersion = version.protocolVersion;
     this.#wireEvents();
-    await this.downloads.activate(this.#conn, this.mode === "launched");
+    await this.downloads.activate(this.#conn, this.mode === "launched", this.#downloadsRoot);
     this.#conn.onDisconnect(() => this.#markEnded("browser_disconnected"));
     this.#process?.status.then(() => this.#markEnded("browser_exited"));
     await this.#conn.send("Target.setDiscoverTargets", { discover: true });
