@@ -3,19 +3,21 @@
  * through krometrail, @playwright/mcp and chrome-devtools-mcp, printed side by side.
  * It compares; it never asserts timings. See bench/README.md.
  */
-import { Client } from "@modelcontextprotocol/client";
-import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
-import { join } from "node:path";
+import type { Client } from "@modelcontextprotocol/client";
 import { serveStatic } from "../src/demo/static_server.ts";
 import { startServer } from "../tests/e2e/harness.ts";
 import { CHROME_ARGS, CHROMIUM } from "./lib/chromium.ts";
-import { installPeers, PEERS_DIR } from "./lib/peers.ts";
+import { installPeers } from "./lib/peers.ts";
+import {
+  CALL_TIMEOUT_MS,
+  connectPeer,
+  connectPlaywright,
+  DEVTOOLS_BIN,
+  PLAYWRIGHT_BIN,
+} from "./lib/peer_clients.ts";
 import { formatTable, int } from "./lib/table.ts";
 
 const ITERATIONS = 12;
-const CALL_TIMEOUT_MS = 30_000;
-const PLAYWRIGHT_BIN = join(PEERS_DIR, "node_modules/@playwright/mcp/cli.js");
-const DEVTOOLS_BIN = join(PEERS_DIR, "node_modules/chrome-devtools-mcp/build/src/bin/chrome-devtools-mcp.js");
 
 interface ToolResult {
   content: Array<{ type: string; text?: string }>;
@@ -112,60 +114,8 @@ async function startKrometrail(tmp: string): Promise<Session> {
   };
 }
 
-/** Spawns a peer's Node MCP server on stdio; its stderr is kept to explain a failed start. */
-async function connectPeer(
-  pkg: string,
-  bin: string,
-  args: string[],
-  tmp: string,
-): Promise<{ client: Client; version: string }> {
-  let version: string;
-  try {
-    version =
-      JSON.parse(await Deno.readTextFile(join(PEERS_DIR, "node_modules", pkg, "package.json"))).version;
-    await Deno.stat(bin);
-  } catch {
-    throw new Error(`${pkg} is not installed in bench/peers (run: npm ci --prefix bench/peers)`);
-  }
-  const transport = new StdioClientTransport({
-    command: "node",
-    args: [bin, ...args],
-    cwd: tmp, // Playwright MCP writes .playwright-mcp/ into its workspace root (the cwd).
-    env: { ...Deno.env.toObject(), TMPDIR: tmp, CHROME_DEVTOOLS_MCP_NO_USAGE_STATISTICS: "1" },
-    stderr: "pipe",
-  });
-  let stderr = "";
-  transport.stderr?.on("data", (chunk: Uint8Array | string) => {
-    stderr = (stderr + chunk.toString()).slice(-2_000);
-  });
-  const client = new Client({ name: "krometrail-bench", version: "1.0.0" });
-  try {
-    await client.connect(transport, { timeout: CALL_TIMEOUT_MS });
-  } catch (err) {
-    await transport.close().catch(() => {});
-    throw new Error(`${err instanceof Error ? err.message : err}${stderr ? `\n${stderr.trim()}` : ""}`);
-  }
-  return { client, version };
-}
-
 async function startPlaywright(tmp: string): Promise<Session> {
-  // Extra Chromium switches have no CLI flag; they go in a config file next to the CLI flags.
-  const config = join(tmp, "playwright-mcp.json");
-  await Deno.writeTextFile(
-    config,
-    JSON.stringify({ browser: { browserName: "chromium", launchOptions: { args: CHROME_ARGS } } }),
-  );
-  const { client, version } = await connectPeer("@playwright/mcp", PLAYWRIGHT_BIN, [
-    "--config",
-    config,
-    "--executable-path",
-    CHROMIUM,
-    "--headless",
-    "--isolated",
-    "--no-sandbox",
-    "--output-dir",
-    join(tmp, "playwright-out"),
-  ], tmp);
+  const { client, version } = await connectPlaywright(tmp);
   return {
     client,
     version, // serverInfo reports playwright-core's version instead
