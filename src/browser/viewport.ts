@@ -497,6 +497,13 @@ export function assessViewport(
       }
     }
   }
+  if (metrics && Math.abs(observed.device_pixel_ratio - metrics.device_scale_factor) > 0.01) {
+    guidance.push({
+      code: "device_scale_not_honored",
+      message:
+        `devicePixelRatio is ${observed.device_pixel_ratio}, not the requested ${metrics.device_scale_factor}; browser zoom multiplies it. Reset the page zoom (Control+0) or call set_viewport again.`,
+    });
+  }
   if (metrics && metrics.touch !== observed.touch.touch_events) {
     guidance.push({
       code: "touch_events_after_reload",

@@ -121,6 +121,10 @@ Deno.test("desktop overrides acknowledge the exact layout and report narrower vi
   assertEquals(scrollbars.acknowledged?.exact, true, "scrollbars do not make the layout inexact");
   assertEquals(scrollbars.visual_content.width, 1265);
   assertEquals(scrollbars.guidance.map((g) => g.code), ["scrollbar_reserve"]);
+  assertEquals(
+    assessViewport(intent, metrics, observed({ device_pixel_ratio: 1.25 })).guidance.map((g) => g.code),
+    ["device_scale_not_honored"],
+  );
   const off = assessViewport(intent, metrics, observed({ inner_width: 1000 }));
   assertEquals(off.acknowledged?.exact, false);
   assert(off.guidance.some((g) => g.code === "override_not_honored"));
@@ -169,7 +173,12 @@ Deno.test("mobile overrides acknowledge the visual viewport and explain a wide l
   const stale = assessViewport(
     intent,
     metrics,
-    observed({ inner_width: 390, visual_viewport: { width: 390, height: 844, scale: 1 }, inner_height: 844 }),
+    observed({
+      inner_width: 390,
+      visual_viewport: { width: 390, height: 844, scale: 1 },
+      inner_height: 844,
+      device_pixel_ratio: 3,
+    }),
   );
   assertEquals(stale.guidance.map((g) => g.code), ["touch_events_after_reload"]);
 });
