@@ -8,21 +8,7 @@ import {
 } from "../browser/input.ts";
 import { ToolError } from "../errors.ts";
 import { type ActionEnv, interact, usablePage } from "./interaction.ts";
-import { describeElementSource, pageForTarget, resolveTarget, type TargetSpec } from "./targeting.ts";
-
-const HIT_TEST = `function(x, y) {
-  if (this.ownerDocument !== document) return { ok: true, skipped: true };
-  let hit = document.elementFromPoint(x, y);
-  while (hit && hit.shadowRoot) {
-    const inner = hit.shadowRoot.elementFromPoint(x, y);
-    if (!inner || inner === hit) break;
-    hit = inner;
-  }
-  if (!hit) return { ok: false, by: "nothing (point is outside the viewport)" };
-  for (let n = hit; n; n = n.parentNode || n.host) if (n === this) return { ok: true };
-  for (const l of this.labels || []) for (let n = hit; n; n = n.parentNode || n.host) if (n === l) return { ok: true };
-  return { ok: false, by: (${describeElementSource}).call(hit) };
-}`;
+import { pageForTarget, POINTER_HIT_TEST, resolveTarget, type TargetSpec } from "./targeting.ts";
 
 async function clickPoint(
   page: PageTarget,
@@ -49,7 +35,7 @@ async function clickPoint(
   const y = (quad[1] + quad[3] + quad[5] + quad[7]) / 4;
   const { result } = await page.send("Runtime.callFunctionOn", {
     objectId,
-    functionDeclaration: HIT_TEST,
+    functionDeclaration: POINTER_HIT_TEST,
     arguments: [{ value: x }, { value: y }],
     returnByValue: true,
   });

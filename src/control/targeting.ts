@@ -232,8 +232,21 @@ export function releaseTargeting(page: PageTarget): void {
 }
 
 /** Whether the topmost element at (x, y) is the target (or inside it, or one of its labels). */
-const POINTER_HIT_TEST = `function(x, y) {
+/**
+ * Hit test of a pointer point against an element. The point is in main-viewport coordinates (as CDP's
+ * content quads are); inside a same-origin iframe it is shifted by each frame element's offset into that
+ * frame's own viewport. Cross-origin ancestors cannot be measured from here: the test is skipped.
+ */
+export const POINTER_HIT_TEST = `function(x, y) {
   if (this.ownerDocument !== document) return { ok: true, skipped: true };
+  for (let w = window; w !== w.top; w = w.parent) {
+    let frame = null;
+    try { frame = w.frameElement; } catch { frame = null; }
+    if (!frame) return { ok: true, skipped: true };
+    const r = frame.getBoundingClientRect();
+    x -= r.left + frame.clientLeft;
+    y -= r.top + frame.clientTop;
+  }
   let hit = document.elementFromPoint(x, y);
   while (hit && hit.shadowRoot) {
     const inner = hit.shadowRoot.elementFromPoint(x, y);

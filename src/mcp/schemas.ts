@@ -15,9 +15,9 @@ export const locator = z.strictObject({
   text: z.string().max(1_000).optional(),
   test_id: z.string().max(256).optional(),
   exact: z.boolean().optional(),
-  scope: ref.optional(),
+  scope: z.string().max(64).optional(),
   frame: z.string().max(256).optional(),
-}).describe("One of role(+name), label, text, test_id; scope: container ref; frame: name or iframe ref");
+}).describe("One of role(+name), label, text, test_id; scope: ref; frame: name or iframe ref");
 
 export const targetFields = {
   ref: ref.optional(),

@@ -214,7 +214,12 @@ export interface DomHit {
  * actionable (text inside a button's span is the button; two such hits are one match). Any other
  * hit is a non-actionable match of its own element, so distinct elements are never merged.
  */
-export function domMatches(nodes: SnapNode[], hits: DomHit[], scope: number | undefined, by: MatchedBy): Match[] {
+export function domMatches(
+  nodes: SnapNode[],
+  hits: DomHit[],
+  scope: number | undefined,
+  by: MatchedBy,
+): Match[] {
   const seen = new Map<string, Match>();
   for (const hit of hits) {
     const node = hit.node === undefined ? undefined : nodes[hit.node];

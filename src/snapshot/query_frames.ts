@@ -25,7 +25,11 @@ interface FrameEntry {
 
 const NAME_SAMPLE = 10;
 
-function flatten(tree: Protocol.Page.FrameTree, parent: FrameEntry | undefined, out: FrameEntry[]): FrameEntry[] {
+function flatten(
+  tree: Protocol.Page.FrameTree,
+  parent: FrameEntry | undefined,
+  out: FrameEntry[],
+): FrameEntry[] {
   const entry: FrameEntry = { frame: tree.frame, parent };
   out.push(entry);
   for (const child of tree.childFrames ?? []) flatten(child, entry, out);
@@ -51,7 +55,10 @@ function frameError(code: string, message: string, recovery: string, details?: R
 /** The frame an <iframe> ref owns, after checking the ref belongs to this page's document. */
 async function frameIdOfRef(session: BrowserSession, page: PageTarget, ref: string): Promise<string> {
   const parts = decodeRef(ref);
-  if (!parts || parts.session !== session.ordinal || parts.page !== page.ordinal || parts.generation !== page.generation) {
+  if (
+    !parts || parts.session !== session.ordinal || parts.page !== page.ordinal ||
+    parts.generation !== page.generation
+  ) {
     throw frameError(
       "stale_ref",
       `Frame ref ${ref} does not belong to page ${page.id}'s current document.`,
@@ -60,7 +67,11 @@ async function frameIdOfRef(session: BrowserSession, page: PageTarget, ref: stri
   }
   const described = await page.send("DOM.describeNode", { backendNodeId: parts.node }).catch(() => undefined);
   if (!described) {
-    throw frameError("stale_ref", `Frame ref ${ref}'s element is gone.`, "Call snapshot_page for a fresh ref.");
+    throw frameError(
+      "stale_ref",
+      `Frame ref ${ref}'s element is gone.`,
+      "Call snapshot_page for a fresh ref.",
+    );
   }
   if (!described.node.frameId) {
     throw frameError(
@@ -95,7 +106,9 @@ export async function selectDocument(
   page: PageTarget,
   frame: string | undefined,
 ): Promise<SelectedDocument> {
-  if (frame === undefined && page.mainFrameId) return { main: true, frame_id: page.mainFrameId, url: page.url };
+  if (frame === undefined && page.mainFrameId) {
+    return { main: true, frame_id: page.mainFrameId, url: page.url };
+  }
   const { frameTree } = await page.send("Page.getFrameTree");
   const entries = flatten(frameTree, undefined, []);
   if (frame === undefined) return { main: true, frame_id: frameTree.frame.id, url: page.url };

@@ -17,8 +17,8 @@ import {
   type ContainerRequest,
   containerRequests,
   type ContainerText,
-  type Decision,
   decide,
+  type Decision,
   DOM_MATCH_LIMIT,
   DOM_VISIT_LIMIT,
   type DomHit,
@@ -32,7 +32,7 @@ import {
 } from "./query.ts";
 import { containerTextSource, domQuerySource, GENERIC_TAGS } from "./query_dom.ts";
 import { decodeRef, encodeRef } from "./refs.ts";
-import { type SelectedDocument, selectDocument } from "./query_frames.ts";
+import { selectDocument, type SelectedDocument } from "./query_frames.ts";
 
 const OBJECT_GROUP = "krometrail-query";
 /** How far above a DOM match the adapter looks for its snapshot node (a span inside a button). */
@@ -85,8 +85,14 @@ function scopeIndex(session: BrowserSession, page: PageTarget, nodes: SnapNode[]
       affected: { argument: "locator.scope" },
     });
   }
-  if (parts.session !== session.ordinal || parts.page !== page.ordinal || parts.generation !== page.generation) {
-    throw scopeError("stale_ref", `Scope ref ${ref} does not belong to page ${page.id}'s current document.`, ref);
+  if (
+    parts.session !== session.ordinal || parts.page !== page.ordinal || parts.generation !== page.generation
+  ) {
+    throw scopeError(
+      "stale_ref",
+      `Scope ref ${ref} does not belong to page ${page.id}'s current document.`,
+      ref,
+    );
   }
   const node = nodes.find((n) => n.backendNodeId === parts.node);
   if (!node) {
@@ -107,7 +113,11 @@ async function worldOf(page: PageTarget, frameId: string): Promise<number> {
   return executionContextId;
 }
 
-async function objectOf(page: PageTarget, backendNodeId: number, contextId: number): Promise<string | undefined> {
+async function objectOf(
+  page: PageTarget,
+  backendNodeId: number,
+  contextId: number,
+): Promise<string | undefined> {
   try {
     const { object } = await page.send("DOM.resolveNode", {
       backendNodeId,
@@ -150,7 +160,9 @@ async function readDom(
   const { result, exceptionDetails } = await page.send("Runtime.callFunctionOn", {
     objectId: rootId,
     functionDeclaration: domQuerySource(),
-    arguments: [spec.kind, spec.key ?? "", exact, DOM_MATCH_LIMIT, DOM_VISIT_LIMIT, CHAIN_DEPTH].map((value) => ({
+    arguments: [spec.kind, spec.key ?? "", exact, DOM_MATCH_LIMIT, DOM_VISIT_LIMIT, CHAIN_DEPTH].map((
+      value,
+    ) => ({
       value,
     })),
     objectGroup: OBJECT_GROUP,
@@ -167,7 +179,9 @@ async function readDom(
     ownProperties: true,
   });
   const objects = new Map<number, string>();
-  for (const p of props) if (/^\d+$/.test(p.name) && p.value?.objectId) objects.set(Number(p.name), p.value.objectId);
+  for (const p of props) {
+    if (/^\d+$/.test(p.name) && p.value?.objectId) objects.set(Number(p.name), p.value.objectId);
+  }
   const backends = new Map<number, number | undefined>();
   const backendOf = async (i: number) => {
     if (!backends.has(i)) {
@@ -207,7 +221,11 @@ async function readContainers(
   requests: ContainerRequest[],
 ): Promise<Map<number, ContainerText>> {
   if (requests.length > CONTAINER_CANDIDATE_LIMIT) {
-    throw narrowing("unnamed controls to qualify by container text", requests.length, CONTAINER_CANDIDATE_LIMIT);
+    throw narrowing(
+      "unnamed controls to qualify by container text",
+      requests.length,
+      CONTAINER_CANDIDATE_LIMIT,
+    );
   }
   const resolve = (index: number | undefined) => {
     const backend = index === undefined ? undefined : nodes[index]?.backendNodeId;
@@ -228,12 +246,16 @@ async function readContainers(
       { value: CONTAINER_TEXT_LIMIT },
       { value: GENERIC_TAGS },
       { value: DOM_VISIT_LIMIT },
-      ...usable.flatMap((p) => [{ objectId: p.control }, p.container ? { objectId: p.container } : { value: null }]),
+      ...usable.flatMap((
+        p,
+      ) => [{ objectId: p.control }, p.container ? { objectId: p.container } : { value: null }]),
     ],
     returnByValue: true,
   });
   const value = result.value as ContainerText[] | { incomplete: true } | undefined;
-  if (!Array.isArray(value)) throw narrowing("elements in the selected document", DOM_VISIT_LIMIT + 1, DOM_VISIT_LIMIT);
+  if (!Array.isArray(value)) {
+    throw narrowing("elements in the selected document", DOM_VISIT_LIMIT + 1, DOM_VISIT_LIMIT);
+  }
   usable.forEach((p, i) => {
     const ct = value[i];
     if (ct) out.set(p.r.index, ct);
@@ -273,6 +295,7 @@ export async function runQuery(session: BrowserSession, page: PageTarget, loc: L
 
   let primary: Match[];
   let relaxed: () => Promise<Match[]>;
+  let relaxedSaturated = false;
   let dropped: Match[] | undefined;
   let incomplete = false;
   try {
@@ -296,6 +319,7 @@ export async function runQuery(session: BrowserSession, page: PageTarget, loc: L
       incomplete = reading.saturated;
       relaxed = async () => {
         const loose = await readDom(page, rootId, spec, false, nodeByBackend);
+        relaxedSaturated = loose.saturated;
         return domMatches(nodes, loose.hits, scope, by);
       };
     }
@@ -306,6 +330,8 @@ export async function runQuery(session: BrowserSession, page: PageTarget, loc: L
         relaxed: usesExactText(spec) ? await relaxed() : undefined,
         dropped,
       });
+      // Unresolved raw matches past the DOM limit may hide more: the count is a lower bound.
+      if (decision.relaxed_exact && relaxedSaturated) decision.relaxed_exact.saturated = true;
     }
     if (page.generation !== generation) {
       throw new ToolError({
@@ -318,11 +344,14 @@ export async function runQuery(session: BrowserSession, page: PageTarget, loc: L
     }
     const unique = decision.match?.index === undefined ? undefined : nodes[decision.match.index];
     const act = actionMatch(primary, decision);
+    // A target acts as its snapshot node; a non-actionable DOM hit as the very element that matched.
     const actNode = act === undefined
       ? undefined
-      : act.actionable
-      ? nodes[act.index ?? -1]?.backendNodeId
-      : act.element ?? nodes[act.index ?? -1]?.backendNodeId;
+      : !act.actionable && act.element !== undefined
+      ? act.element
+      : act.index === undefined
+      ? undefined
+      : nodes[act.index].backendNodeId;
     return {
       spec,
       decision,

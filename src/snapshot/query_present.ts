@@ -48,7 +48,9 @@ export function presentQuery(run: QueryRun, loc: Locator, pageId: string, detail
   if (d.outcome === "unique" && d.match) {
     const r = row(d.match);
     Object.assign(structured, { ref: run.ref, ...r });
-    lines.push(`unique: ${run.ref} ${r.role} ${JSON.stringify(r.name)} (matched by ${r.matched_by}) for ${what}`);
+    lines.push(
+      `unique: ${run.ref} ${r.role} ${JSON.stringify(r.name)} (matched by ${r.matched_by}) for ${what}`,
+    );
   } else if (d.outcome === "no_match") {
     Object.assign(
       structured,
@@ -73,7 +75,9 @@ export function presentQuery(run: QueryRun, loc: Locator, pageId: string, detail
     }
     if (d.non_actionable) {
       lines.push(
-        `${countText(d.non_actionable)} non-actionable element(s) match; use snapshot_page detail "full" to inspect them.`,
+        `${
+          countText(d.non_actionable)
+        } non-actionable element(s) match; use snapshot_page detail "full" to inspect them.`,
       );
     }
   } else {

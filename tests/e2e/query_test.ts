@@ -35,13 +35,19 @@ Deno.test({
       assertEquals(row.source, "accessibility_tree+dom");
       assertMatch(String(row.ref), /^s\d+p\d+g\d+n\d+$/);
       assertEquals(structured(await server.call("click", { ref: row.ref })).status, "ok");
-      assertEquals(await evaluate(server, "document.getElementById('deleted').textContent"), "deleted notes.txt");
+      assertEquals(
+        await evaluate(server, "document.getElementById('deleted').textContent"),
+        "deleted notes.txt",
+      );
       // Click by the same locator agrees with the query.
       assertEquals(
         structured(await server.call("click", { locator: { role: "button", name: "photo.png" } })).status,
         "ok",
       );
-      assertEquals(await evaluate(server, "document.getElementById('deleted').textContent"), "deleted photo.png");
+      assertEquals(
+        await evaluate(server, "document.getElementById('deleted').textContent"),
+        "deleted photo.png",
+      );
 
       // A short generic card qualifies its unnamed pin; page-scale text never qualifies.
       assertEquals((await query(server, { role: "button", name: "Beta card" })).outcome, "unique");
@@ -75,12 +81,20 @@ Deno.test({
       assertEquals([heading.outcome, heading.non_actionable_match_count], ["no_match", 1]);
       assertEquals((await query(server, { text: "Release notes" })).non_actionable_match_count, 1);
       const none = await query(server, { role: "button", name: "Release notes" });
-      assertEquals([none.outcome, none.non_actionable_match_count, none.ref], ["no_match", undefined, undefined]);
+      assertEquals([none.outcome, none.non_actionable_match_count, none.ref], [
+        "no_match",
+        undefined,
+        undefined,
+      ]);
 
       // Each card's text includes its "Edit" button, so the unnamed pins qualify too: four, no ref.
       const edit = await query(server, { role: "button", name: "Edit" });
       assertEquals([edit.outcome, edit.match_count, edit.ref], ["ambiguous", 4, undefined]);
-      const by = (edit.candidates as Array<Row & { matched_by: string }>).map((c) => [c.name, c.matched_by, c.ref]);
+      const by = (edit.candidates as Array<Row & { matched_by: string }>).map((c) => [
+        c.name.replace(/[\uE000-\uF8FF]/g, ""), // icon glyphs are not names
+        c.matched_by,
+        c.ref,
+      ]);
       assertEquals(by, [
         ["", "container", undefined],
         ["Edit", "name", undefined],
@@ -88,7 +102,12 @@ Deno.test({
         ["Edit", "name", undefined],
       ]);
       const items = await query(server, { role: "button", name: "Item" });
-      assertEquals([items.outcome, items.match_count, items.saturated, items.ref], ["truncated", 20, true, undefined]);
+      assertEquals([items.outcome, items.match_count, items.saturated, items.ref], [
+        "truncated",
+        20,
+        true,
+        undefined,
+      ]);
       assertEquals((items.candidates as Row[]).length, 5, "concise shows a bounded sample");
       assertEquals(items.candidates_omitted, 15);
       const ambiguousClick = await server.call("click", { locator: { role: "button", name: "Edit" } });
@@ -121,6 +140,11 @@ Deno.test({
       assertEquals(byRef.ref, framed.ref);
       const byText = await query(server, { text: "Framed action", frame: "inline-panel" });
       assertEquals([byText.ref, byText.source], [framed.ref, "accessibility_tree+dom"]);
+      // The ref acts inside its frame: the click's hit test measures in the frame's own viewport.
+      const clicked = await server.call("click", { ref: framed.ref });
+      assertEquals(structured(clicked).status, "ok", textOf(clicked));
+      const done = await query(server, { text: "Framed done", frame: "inline-panel" });
+      assertEquals(done.outcome, "unique");
       // Frame content is not part of the main document's query.
       assertEquals((await query(server, { role: "button", name: "Framed action" })).outcome, "no_match");
 
