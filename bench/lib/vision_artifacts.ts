@@ -4,9 +4,13 @@
  * storyboard + difference map over 2 s of those frames uncached, and the same range's debug bundle
  * uncached and cached. Timings include the MCP round trip an agent pays.
  */
-import { chromeArgs } from "../../src/browser/launch.ts";
-import { fixtures, type ServerHandle, startServer, structured } from "../../tests/e2e/harness.ts";
-import { CHROMIUM } from "./chromium.ts";
+import {
+  fixtures,
+  type ServerHandle,
+  startDebugChrome,
+  startServer,
+  structured,
+} from "../../tests/e2e/harness.ts";
 
 export interface ArtifactTimings {
   frames: number;
@@ -20,26 +24,6 @@ export interface ArtifactTimings {
   bundle_cached_ms: number;
 }
 
-async function startChrome(profile: string): Promise<{ child: Deno.ChildProcess; port: number }> {
-  const args = chromeArgs({
-    executable: CHROMIUM,
-    userDataDir: profile,
-    profileLabel: "bench",
-    headless: true,
-    windowSize: { width: 1920, height: 1080 },
-  });
-  const child = new Deno.Command(CHROMIUM, { args, stdout: "null", stderr: "null" }).spawn();
-  for (let i = 0; i < 400; i++) {
-    try {
-      const port = Number((await Deno.readTextFile(`${profile}/DevToolsActivePort`)).split("\n")[0]);
-      if (port > 0) return { child, port };
-    } catch { /* not yet */ }
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  child.kill("SIGKILL");
-  throw new Error("bench Chromium did not start");
-}
-
 async function timed(server: ServerHandle, name: string, args: Record<string, unknown>) {
   const t0 = performance.now();
   const result = await server.call(name, args);
@@ -51,7 +35,7 @@ async function timed(server: ServerHandle, name: string, args: Record<string, un
 export async function measureArtifacts(recordSeconds = 3): Promise<ArtifactTimings> {
   const site = fixtures();
   const profile = await Deno.makeTempDir({ prefix: "krometrail-bench-vision-" });
-  const chrome = await startChrome(profile);
+  const chrome = await startDebugChrome(profile, { width: 1920, height: 1080 });
   const server = await startServer();
   try {
     await timed(server, "attach_browser", { endpoint: `http://127.0.0.1:${chrome.port}` });

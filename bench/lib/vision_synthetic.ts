@@ -11,7 +11,7 @@ import { splitEpochs } from "../../src/temporal/frames.ts";
 import { type Prepared, TemporalCache } from "../../src/temporal/prepare.ts";
 import type { ResolvedRange } from "../../src/temporal/range.ts";
 import { decodeJpeg } from "../../src/vision/jpeg_decode.ts";
-import { ChangeAccumulator, diffImages, perceptualDistance } from "../../src/vision/pixels.ts";
+import { kernelOps } from "../../src/temporal/pixel_ops.ts";
 import { encodePng } from "../../src/vision/png.ts";
 
 const FRAMES = 120;
@@ -75,25 +75,7 @@ export async function timeSyntheticArtifacts(jpegs: Uint8Array[]): Promise<{ fra
   const env: ArtifactEnv = {
     // Artifact rendering never queries the index; prepareRange (not used here) would.
     db: undefined as unknown as ArtifactEnv["db"],
-    ops: {
-      decode: (frame, scale) => decodeJpeg(jpegs[frame.frame_id - 1], { scale }),
-      diff: (a, b, noiseFloor, mask) => {
-        const d = diffImages(a, b, { noiseFloor, ...(mask ? { mask } : {}) });
-        return {
-          changed_pixels: d.changedPixels,
-          changed_proportion: d.changedProportion,
-          bounds: d.bounds,
-          mean_abs_diff: d.meanAbsDiff,
-          mean_luma_diff: d.meanLumaDiff,
-          mean_color_diff: d.meanColorDiff,
-        };
-      },
-      perceptual: perceptualDistance,
-      accumulator: (w, h) => {
-        const acc = new ChangeAccumulator(w, h);
-        return { add: (m, t) => acc.add(m, t), result: () => acc.result() };
-      },
-    },
+    ops: kernelOps((frame, scale) => decodeJpeg(jpegs[frame.frame_id - 1], { scale })),
     cache: new TemporalCache(),
     encodePng,
     write: async (ext, bytes) => {

@@ -1,6 +1,7 @@
 /**
- * Binds analysis to real pixels: stored JPEG frames through the decoder, differences, perceptual
- * distance and change accumulation through the WASM kernels.
+ * Binds analysis to real pixels: differences, perceptual distance and change accumulation through
+ * the WASM kernels, and frames from wherever the caller decodes them (stored JPEG frames in
+ * production; synthetic images in tests and benchmarks).
  */
 import type { DatabaseSync } from "node:sqlite";
 import { frameBytes } from "../capture/frames.ts";
@@ -9,21 +10,10 @@ import { decodeJpeg } from "../vision/jpeg_decode.ts";
 import { ChangeAccumulator, diffImages, perceptualDistance } from "../vision/pixels.ts";
 import type { PixelOps } from "./analysis.ts";
 
-export function pixelOps(db: DatabaseSync): PixelOps {
+/** The kernel-backed operations around a frame decoder. */
+export function kernelOps(decode: PixelOps["decode"]): PixelOps {
   return {
-    decode(frame, scale) {
-      const bytes = frameBytes(db, frame.session_id, frame.frame_id);
-      if (!bytes) {
-        throw new ToolError({
-          code: "frame_not_found",
-          message: `Frame ${frame.frame_id} of session ${frame.session_id} is no longer retained.`,
-          retry: "never",
-          recovery: "Resolve the range again; evicted frames cannot be analyzed.",
-          affected: { session_id: frame.session_id },
-        });
-      }
-      return decodeJpeg(bytes, { scale });
-    },
+    decode,
     diff(a, b, noiseFloor, mask) {
       const d = diffImages(a, b, { noiseFloor, ...(mask ? { mask } : {}) });
       return {
@@ -48,4 +38,21 @@ export function pixelOps(db: DatabaseSync): PixelOps {
       };
     },
   };
+}
+
+/** Stored frames of the index, decoded at the requested JPEG scale. */
+export function pixelOps(db: DatabaseSync): PixelOps {
+  return kernelOps((frame, scale) => {
+    const bytes = frameBytes(db, frame.session_id, frame.frame_id);
+    if (!bytes) {
+      throw new ToolError({
+        code: "frame_not_found",
+        message: `Frame ${frame.frame_id} of session ${frame.session_id} is no longer retained.`,
+        retry: "never",
+        recovery: "Resolve the range again; evicted frames cannot be analyzed.",
+        affected: { session_id: frame.session_id },
+      });
+    }
+    return decodeJpeg(bytes, { scale });
+  });
 }

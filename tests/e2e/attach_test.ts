@@ -1,22 +1,5 @@
 import { assert, assertEquals, assertMatch } from "../assert.ts";
-import { chromeArgs } from "../../src/browser/launch.ts";
-import { e2e, errorCode, fixtures, startServer, structured, textOf } from "./harness.ts";
-
-const CHROME = Deno.env.get("KROMETRAIL_CHROME") ?? Deno.env.get("CHROME_BIN") ?? "/usr/bin/chromium";
-
-async function startDebugChrome(userDataDir: string): Promise<{ child: Deno.ChildProcess; port: number }> {
-  const args = chromeArgs({ executable: CHROME, userDataDir, profileLabel: "test", headless: true });
-  const child = new Deno.Command(CHROME, { args, stdout: "null", stderr: "null" }).spawn();
-  for (let i = 0; i < 400; i++) {
-    try {
-      const port = Number((await Deno.readTextFile(`${userDataDir}/DevToolsActivePort`)).split("\n")[0]);
-      if (port > 0) return { child, port };
-    } catch { /* not yet */ }
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  child.kill("SIGKILL");
-  throw new Error("test Chrome did not start");
-}
+import { e2e, errorCode, fixtures, startDebugChrome, startServer, structured, textOf } from "./harness.ts";
 
 Deno.test({
   name: "attach to a Chromium the test started, drive it, and detach without closing it",

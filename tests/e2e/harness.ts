@@ -3,6 +3,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { fileURLToPath } from "node:url";
 import { SERVER_PERMISSIONS } from "../../build.ts";
 import { serveStatic, type StaticServer } from "../../src/demo/static_server.ts";
+import { chromeArgs } from "../../src/browser/launch.ts";
 
 export const REPO_ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -115,4 +116,23 @@ export async function withServer(
     await server.close();
     await site.close();
   }
+}
+
+/** A headless Chromium with a CDP endpoint of its own (for attach tests and benchmarks), and its port. */
+export async function startDebugChrome(
+  userDataDir: string,
+  windowSize?: { width: number; height: number },
+): Promise<{ child: Deno.ChildProcess; port: number }> {
+  const executable = Deno.env.get("KROMETRAIL_CHROME") ?? Deno.env.get("CHROME_BIN") ?? "/usr/bin/chromium";
+  const args = chromeArgs({ executable, userDataDir, profileLabel: "test", headless: true, windowSize });
+  const child = new Deno.Command(executable, { args, stdout: "null", stderr: "null" }).spawn();
+  for (let i = 0; i < 400; i++) {
+    try {
+      const port = Number((await Deno.readTextFile(`${userDataDir}/DevToolsActivePort`)).split("\n")[0]);
+      if (port > 0) return { child, port };
+    } catch { /* not yet */ }
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  child.kill("SIGKILL");
+  throw new Error("debug Chromium did not start");
 }

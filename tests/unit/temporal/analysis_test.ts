@@ -12,7 +12,7 @@ import {
 } from "../../../src/temporal/analysis.ts";
 import { type Epoch, splitEpochs } from "../../../src/temporal/frames.ts";
 import { createImage, type Rect } from "../../../src/vision/image.ts";
-import { ChangeAccumulator, diffImages, perceptualDistance } from "../../../src/vision/pixels.ts";
+import { kernelOps } from "../../../src/temporal/pixel_ops.ts";
 
 const MS = 1_000_000;
 const DARK: [number, number, number] = [20, 20, 20];
@@ -44,48 +44,23 @@ function frame(id: number, tMs: number, width = 64, height = 32): FrameRow {
  */
 function fakeOps(scenes: Map<number, Rect[]>) {
   const calls: Array<{ frame_id: number; scale: JpegScale }> = [];
-  const ops: PixelOps = {
-    decode(f, scale) {
-      calls.push({ frame_id: f.frame_id, scale });
-      const w = Math.ceil(f.width / scale);
-      const h = Math.ceil(f.height / scale);
-      const img = createImage(w, h, [255, 255, 255]);
-      for (const r of scenes.get(f.frame_id) ?? []) {
-        for (let y = 0; y < h; y++) {
-          const sy = y * scale;
-          if (sy < r.y || sy >= r.y + r.height) continue;
-          for (let x = 0; x < w; x++) {
-            const sx = x * scale;
-            if (sx >= r.x && sx < r.x + r.width) img.data.set(DARK, (y * w + x) * 4);
-          }
+  const ops: PixelOps = kernelOps((f, scale) => {
+    calls.push({ frame_id: f.frame_id, scale });
+    const w = Math.ceil(f.width / scale);
+    const h = Math.ceil(f.height / scale);
+    const img = createImage(w, h, [255, 255, 255]);
+    for (const r of scenes.get(f.frame_id) ?? []) {
+      for (let y = 0; y < h; y++) {
+        const sy = y * scale;
+        if (sy < r.y || sy >= r.y + r.height) continue;
+        for (let x = 0; x < w; x++) {
+          const sx = x * scale;
+          if (sx >= r.x && sx < r.x + r.width) img.data.set(DARK, (y * w + x) * 4);
         }
       }
-      return img;
-    },
-    diff(a, b, noiseFloor, mask) {
-      const d = diffImages(a, b, { noiseFloor, ...(mask ? { mask } : {}) });
-      return {
-        changed_pixels: d.changedPixels,
-        changed_proportion: d.changedProportion,
-        bounds: d.bounds,
-        mean_abs_diff: d.meanAbsDiff,
-        mean_luma_diff: d.meanLumaDiff,
-        mean_color_diff: d.meanColorDiff,
-      };
-    },
-    perceptual: perceptualDistance,
-    accumulator(width, height) {
-      const acc = new ChangeAccumulator(width, height);
-      return {
-        add: (mask, t) => acc.add(mask, t),
-        result: () => {
-          const r = acc.result();
-          acc.dispose();
-          return r;
-        },
-      };
-    },
-  };
+    }
+    return img;
+  });
   return { ops, calls };
 }
 

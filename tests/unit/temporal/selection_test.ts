@@ -11,7 +11,7 @@ import {
   trendChanges,
 } from "../../../src/temporal/selection.ts";
 import { createImage, type Rect } from "../../../src/vision/image.ts";
-import { ChangeAccumulator, diffImages, perceptualDistance } from "../../../src/vision/pixels.ts";
+import { kernelOps } from "../../../src/temporal/pixel_ops.ts";
 
 const MS = 1_000_000;
 const CHANGE_REASONS: SelectionReason[] = ["first_change", "peak_change", "trend_change", "change_peak"];
@@ -115,48 +115,23 @@ function story(): FrameMeasure[] {
 
 /** Synthetic pixels: white frames with dark rectangles (source pixels), real diff kernels. */
 function fakeOps(scenes: Map<number, Rect[]>): PixelOps {
-  return {
-    decode(f, scale) {
-      const w = Math.ceil(f.width / scale);
-      const h = Math.ceil(f.height / scale);
-      const img = createImage(w, h, [255, 255, 255]);
-      for (const r of scenes.get(f.frame_id) ?? []) {
-        for (let y = 0; y < h; y++) {
-          for (let x = 0; x < w; x++) {
-            const sx = x * scale;
-            const sy = y * scale;
-            if (sx >= r.x && sx < r.x + r.width && sy >= r.y && sy < r.y + r.height) {
-              img.data.set([20, 20, 20], (y * w + x) * 4);
-            }
+  return kernelOps((f, scale) => {
+    const w = Math.ceil(f.width / scale);
+    const h = Math.ceil(f.height / scale);
+    const img = createImage(w, h, [255, 255, 255]);
+    for (const r of scenes.get(f.frame_id) ?? []) {
+      for (let y = 0; y < h; y++) {
+        for (let x = 0; x < w; x++) {
+          const sx = x * scale;
+          const sy = y * scale;
+          if (sx >= r.x && sx < r.x + r.width && sy >= r.y && sy < r.y + r.height) {
+            img.data.set([20, 20, 20], (y * w + x) * 4);
           }
         }
       }
-      return img;
-    },
-    diff(a, b, noiseFloor, mask) {
-      const d = diffImages(a, b, { noiseFloor, ...(mask ? { mask } : {}) });
-      return {
-        changed_pixels: d.changedPixels,
-        changed_proportion: d.changedProportion,
-        bounds: d.bounds,
-        mean_abs_diff: d.meanAbsDiff,
-        mean_luma_diff: d.meanLumaDiff,
-        mean_color_diff: d.meanColorDiff,
-      };
-    },
-    perceptual: perceptualDistance,
-    accumulator(width, height) {
-      const acc = new ChangeAccumulator(width, height);
-      return {
-        add: (mask, t) => acc.add(mask, t),
-        result: () => {
-          const r = acc.result();
-          acc.dispose();
-          return r;
-        },
-      };
-    },
-  };
+    }
+    return img;
+  });
 }
 
 /** Measures of a real analysis: an 8×8 dark square at xs[i] in frame i (64×32), frames 100 ms apart. */
