@@ -233,3 +233,41 @@ Deno.test({
       assertEquals(kinds, ["difference_map", "motion_history"]);
     }, { browser: { headless: true } }),
 });
+
+Deno.test({
+  name:
+    "temporal epochs: a viewport change splits the range; the bundle keeps the anchor's epoch, artifacts cover all",
+  ...e2e,
+  fn: () =>
+    withServer(async (server, site) => {
+      await server.call("navigate_page", { url: `${site.origin}/transition.html` });
+      await new Promise((r) => setTimeout(r, 600));
+      const snap = structured(await server.call("snapshot_page", {}));
+      const clicked = structured(await server.call("click", { ref: refOf(snap, "button", "Open panel") }));
+      await new Promise((r) => setTimeout(r, 900));
+      const resized = await server.call("set_viewport", { width: 800, height: 500, inline_images: false });
+      assert(!resized.isError, `set_viewport failed: ${resized.content[0]?.text}`);
+      await new Promise((r) => setTimeout(r, 800));
+
+      const range = { interaction_id: String(clicked.interaction_id), after_ms: 2_000 };
+      const bundle = structured(await server.call("temporal_debug_bundle", { range, inline_images: false }));
+      const epochs = bundle.epochs as { total: number; selected: number[] };
+      assertEquals(epochs.total, 2, "the override starts a second visual epoch");
+      assertEquals(epochs.selected, [0], "the bundle works in the anchor's epoch");
+
+      const all = structured(
+        await server.call("generate_artifacts", { range, generators: ["storyboard"], inline_images: false }),
+      );
+      const boards = all.artifacts as Array<{ manifest_uri: string; selected_frame_ids: number[] }>;
+      assertEquals(boards.length, 2, "one storyboard per epoch, never stretched together");
+      const sizes = new Set<string>();
+      for (const b of boards) {
+        const m = await readJson(server, b.manifest_uri) as {
+          epoch: { width: number; height: number; count: number };
+        };
+        assertEquals(m.epoch.count, 2);
+        sizes.add(`${m.epoch.width}x${m.epoch.height}`);
+      }
+      assert(sizes.has("800x500"), `the second epoch has the new size: ${[...sizes].join(", ")}`);
+    }, { browser: { headless: true } }),
+});
