@@ -1,16 +1,10 @@
 import type { Protocol } from "devtools-protocol";
 import type { BrowserSession } from "../browser/session.ts";
 import type { PageTarget } from "../browser/targets.ts";
+import { runQuery } from "../snapshot/query_page.ts";
 import { cdpMessage } from "../browser/cdp.ts";
 import { ToolError } from "../errors.ts";
-import { flattenAxTree } from "../snapshot/ax_tree.ts";
-import {
-  describeLocator,
-  type Locator,
-  normalizeText,
-  pageLocatorSource,
-  textMatches,
-} from "../snapshot/locator.ts";
+import { describeLocator, type Locator, normalizeText, textMatches } from "../snapshot/locator.ts";
 import { dialogOpen } from "./interaction.ts";
 import { type Checker, navigationWatch, networkWatch, type Reading } from "./wait_events.ts";
 import {
@@ -55,9 +49,6 @@ export interface WaitResult {
 /** Page-side polls are cheap; a full AX tree read every 100 ms would load a busy 2-core box. */
 const POLL_MS = 100;
 const TREE_POLL_MS = 250;
-/** Above this many raw AX nodes a semantic wait fails instead of reading partial trees forever. */
-export const SEMANTIC_NODE_LIMIT = 50_000;
-const MATCH_CAP = 50;
 const PREVIEW_LIMIT = 200;
 const WAIT_GROUP = "krometrail-wait";
 
@@ -92,7 +83,7 @@ export function describeCondition(c: WaitCondition): string {
 
 /** CDP answers that can clear up by the next poll: a document swap mid-read, or a slow renderer. */
 function transient(err: unknown): boolean {
-  return !(err instanceof ToolError) || err.code === "cdp_timeout";
+  return !(err instanceof ToolError) || err.code === "cdp_timeout" || err.code === "document_changed";
 }
 
 function timeoutError(
@@ -181,7 +172,7 @@ async function checker(session: BrowserSession, page: PageTarget, c: WaitConditi
       };
     case "locator": {
       const interval = c.locator.role !== undefined ? TREE_POLL_MS : POLL_MS;
-      return { check: (b) => locatorCheck(page, c.locator, c.present, b), interval };
+      return { check: () => locatorCheck(session, page, c.locator, c.present), interval };
     }
     case "condition":
       return {
@@ -290,80 +281,34 @@ async function elementCheck(
   return { done, observed };
 }
 
-function locatorKind(loc: Locator): ["role" | "label" | "text" | "test_id", string] {
-  const kinds: Array<["role" | "label" | "text" | "test_id", string | undefined]> = [
-    ["role", loc.role],
-    ["label", loc.label],
-    ["text", loc.text],
-    ["test_id", loc.test_id],
-  ];
-  const given = kinds.filter(([, v]) => v !== undefined);
-  if (given.length !== 1 || (loc.name !== undefined && loc.role === undefined)) {
-    throw new ToolError({
-      code: "invalid_argument",
-      message: "A locator needs exactly one of role (with optional name), label, text or test_id.",
-      retry: "never",
-      recovery: 'Use for example {"role": "heading", "name": "Done"} or {"text": "Saved"}.',
-      affected: { argument: "locator" },
-    });
-  }
-  const [kind, value] = given[0];
-  return [kind, value ?? ""];
-}
-
 function queryOutcome(count: number): string {
-  return count === 0 ? "no_match" : count === 1 ? "match" : count > MATCH_CAP ? "truncated" : "ambiguous";
+  return count === 0 ? "no_match" : count === 1 ? "match" : "ambiguous";
 }
 
 /**
- * Semantic presence over the full tree of the main document, actionable or not. Reports the
- * query outcome and count, never a ref: callers use query_page or snapshot_page before acting.
+ * Semantic presence over the full tree of the main document, actionable or not, through the same
+ * query core as query_page (shapes, matching modes, normalization, container qualification). Reports
+ * the outcome and count, never a ref: callers use query_page before acting.
  */
 async function locatorCheck(
+  session: BrowserSession,
   page: PageTarget,
   loc: Locator,
   present: boolean,
-  budget: number,
 ): Promise<Reading> {
-  const [kind, query] = locatorKind(loc);
-  const exact = loc.exact ?? false;
   const generation = page.generation;
-  let count: number;
-  if (kind === "role") {
-    const { nodes: raw } = await page.send("Accessibility.getFullAXTree", {}, budget);
-    if (raw.length > SEMANTIC_NODE_LIMIT) {
-      throw new ToolError({
-        code: "snapshot_too_large",
-        message:
-          `The page's accessibility tree has ${raw.length} nodes, over the semantic-wait limit of ${SEMANTIC_NODE_LIMIT}.`,
-        retry: "never",
-        recovery:
-          'Narrow the wait: use a test_id or text locator, a selector with state (e.g. "visible"), or a condition expression.',
-        affected: { page_id: page.id, argument: "locator" },
-        details: { node_count: raw.length, limit: SEMANTIC_NODE_LIMIT },
-      });
-    }
-    const role = query.toLowerCase();
-    count = flattenAxTree(raw).filter((n) =>
-      n.role.toLowerCase() === role && (loc.name === undefined || textMatches(n.name, loc.name, exact))
-    ).length;
-  } else {
-    const r = await page.send("Runtime.evaluate", {
-      expression: `(${pageLocatorSource()})(${JSON.stringify(kind)}, ${
-        JSON.stringify(query)
-      }, ${exact}, ${MATCH_CAP}).length`,
-      returnByValue: true,
-    }, budget);
-    if (r.exceptionDetails) throw new Error(r.exceptionDetails.text);
-    count = Number(r.result.value ?? 0);
-  }
+  const run = await runQuery(session, page, loc);
   // A document swapped mid-read gives a stale capture: read again at the next poll.
   if (page.generation !== generation) throw new Error("the document changed during the read");
+  const d = run.decision;
+  // The full tree counts: when nothing actionable matched, non-actionable matches still satisfy a wait.
+  const count = d.outcome === "no_match" ? (d.non_actionable?.count ?? 0) : d.match_count;
+  const saturated = d.outcome === "no_match" ? (d.non_actionable?.saturated ?? false) : d.saturated;
   const observed = {
-    outcome: queryOutcome(count),
-    match_count: Math.min(count, MATCH_CAP),
-    saturated: count > MATCH_CAP,
-    source: kind === "role" ? "accessibility_tree" : "dom",
+    outcome: saturated ? "truncated" : queryOutcome(count),
+    match_count: count,
+    saturated,
+    source: run.dom ? "dom" : "accessibility_tree",
   };
   return { done: present ? count > 0 : count === 0, observed };
 }
