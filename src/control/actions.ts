@@ -1,4 +1,3 @@
-import type { PageTarget } from "../browser/targets.ts";
 import {
   dispatchChord,
   dispatchClick,
@@ -8,50 +7,7 @@ import {
 } from "../browser/input.ts";
 import { ToolError } from "../errors.ts";
 import { type ActionEnv, interact, usablePage } from "./interaction.ts";
-import { pageForTarget, POINTER_HIT_TEST, resolveTarget, type TargetSpec } from "./targeting.ts";
-
-async function clickPoint(
-  page: PageTarget,
-  objectId: string,
-  backendNodeId: number,
-): Promise<{ x: number; y: number }> {
-  await page.send("DOM.scrollIntoViewIfNeeded", { backendNodeId }).catch(() => {});
-  let quads: number[][] = [];
-  try {
-    quads = (await page.send("DOM.getContentQuads", { backendNodeId })).quads;
-  } catch { /* no layout object */ }
-  const quad = quads.find((q) => Math.abs((q[4] - q[0]) * (q[5] - q[1])) > 0.5) ?? quads[0];
-  if (!quad) {
-    throw new ToolError({
-      code: "element_not_visible",
-      message: "The element has no visible box to act on.",
-      retry: "after_recovery",
-      recovery:
-        "Wait until it is visible (take a snapshot or screenshot to check), or target a visible element.",
-      affected: { page_id: page.id },
-    });
-  }
-  const x = (quad[0] + quad[2] + quad[4] + quad[6]) / 4;
-  const y = (quad[1] + quad[3] + quad[5] + quad[7]) / 4;
-  const { result } = await page.send("Runtime.callFunctionOn", {
-    objectId,
-    functionDeclaration: POINTER_HIT_TEST,
-    arguments: [{ value: x }, { value: y }],
-    returnByValue: true,
-  });
-  const hit = result.value as { ok: boolean; by?: string } | undefined;
-  if (hit && !hit.ok) {
-    throw new ToolError({
-      code: "click_intercepted",
-      message: `The click would land on ${hit.by} instead of the target; nothing was clicked.`,
-      retry: "after_recovery",
-      recovery: "Close or wait out the covering element (an overlay or dialog), or target it instead.",
-      affected: { page_id: page.id },
-      details: { x: Math.round(x), y: Math.round(y), covered_by: hit.by },
-    });
-  }
-  return { x, y };
-}
+import { hitTestedPoint, pageForTarget, resolveTarget, type TargetSpec } from "./targeting.ts";
 
 export interface ClickOptions {
   button: MouseButton;
@@ -66,7 +22,7 @@ export async function click(env: ActionEnv, spec: TargetSpec, opts: ClickOptions
   const target = await resolveTarget(env.session, spec, page.id);
   const point = target.kind === "point"
     ? { x: target.x, y: target.y }
-    : await clickPoint(page, target.objectId, target.backendNodeId);
+    : await hitTestedPoint(page, target, "click");
   const params = {
     target: target.kind === "element" ? { ref: target.ref, via: target.via } : point,
     ...opts,

@@ -260,17 +260,67 @@ export const POINTER_HIT_TEST = `function(x, y) {
 }`;
 
 /**
- * The viewport point a pointer action on an element uses: the centre of its first non-empty content
- * quad, after scrolling it into view (unless `scroll` is false), hit-tested like click so a covering
- * element is reported as `<operation>_intercepted` instead of silently receiving the pointer.
+ * One renderer round trip for a pointer target: is the element still there, scroll it into view when
+ * it is not wholly visible, take the centre of its first non-empty box, hit-test that point in the
+ * element's own frame, and convert it to main-viewport coordinates through each same-origin frame
+ * element's offset. Under continuous capture a renderer round trip costs tens of milliseconds, so this
+ * replaces four. `cross_origin` means an ancestor frame cannot be measured from inside.
  */
-export async function hitTestedPoint(
+const POINTER_POINT = `function(scroll) {
+  const el = this;
+  if (!el.isConnected) return { gone: true };
+  const boxes = () => [...el.getClientRects()].filter((r) => r.width * r.height > 0.5);
+  const whole = (r) => r.top >= 0 && r.left >= 0 && r.bottom <= innerHeight && r.right <= innerWidth;
+  let rects = boxes();
+  if (scroll && (rects.length === 0 || !whole(rects[0]))) {
+    el.scrollIntoView({ block: "center", inline: "center", behavior: "instant" });
+    rects = boxes();
+  }
+  const r = rects[0];
+  if (!r) return { nobox: true };
+  const x = r.left + r.width / 2;
+  const y = r.top + r.height / 2;
+  let mx = x;
+  let my = y;
+  for (let w = window; w !== w.top; w = w.parent) {
+    let frame = null;
+    try { frame = w.frameElement; } catch { frame = null; }
+    if (!frame) return { cross_origin: true };
+    const f = frame.getBoundingClientRect();
+    mx += f.left + frame.clientLeft;
+    my += f.top + frame.clientTop;
+  }
+  let hit = document.elementFromPoint(x, y);
+  while (hit && hit.shadowRoot) {
+    const inner = hit.shadowRoot.elementFromPoint(x, y);
+    if (!inner || inner === hit) break;
+    hit = inner;
+  }
+  const result = { x: mx, y: my };
+  if (!hit) return { ...result, ok: false, outside: true, by: "nothing (point is outside the viewport)" };
+  for (let n = hit; n; n = n.parentNode || n.host) if (n === el) return { ...result, ok: true };
+  for (const l of el.labels || []) for (let n = hit; n; n = n.parentNode || n.host) if (n === l) return { ...result, ok: true };
+  return { ...result, ok: false, by: (${describeElementSource}).call(hit) };
+}`;
+
+interface PointReading {
+  gone?: boolean;
+  nobox?: boolean;
+  cross_origin?: boolean;
+  x?: number;
+  y?: number;
+  ok?: boolean;
+  outside?: boolean;
+  by?: string;
+}
+
+/** The slow path for elements whose frame offsets cannot be read from inside (cross-origin ancestors). */
+async function quadPoint(
   page: PageTarget,
   target: { objectId: string; backendNodeId: number },
-  operation: string,
-  opts: { scroll?: boolean; role?: string } = {},
-): Promise<{ x: number; y: number }> {
-  if (opts.scroll !== false) {
+  scroll: boolean,
+): Promise<PointReading> {
+  if (scroll) {
     await page.send("DOM.scrollIntoViewIfNeeded", { backendNodeId: target.backendNodeId }).catch(() => {});
   }
   let quads: number[][] = [];
@@ -278,8 +328,49 @@ export async function hitTestedPoint(
     quads = (await page.send("DOM.getContentQuads", { backendNodeId: target.backendNodeId })).quads;
   } catch { /* no layout object */ }
   const quad = quads.find((q) => Math.abs((q[4] - q[0]) * (q[5] - q[1])) > 0.5) ?? quads[0];
+  if (!quad) return { nobox: true };
+  const x = (quad[0] + quad[2] + quad[4] + quad[6]) / 4;
+  const y = (quad[1] + quad[3] + quad[5] + quad[7]) / 4;
+  const { result } = await page.send("Runtime.callFunctionOn", {
+    objectId: target.objectId,
+    functionDeclaration: POINTER_HIT_TEST,
+    arguments: [{ value: x }, { value: y }],
+    returnByValue: true,
+  });
+  return { x, y, ...(result.value as PointReading | undefined ?? { ok: true }) };
+}
+
+/**
+ * The viewport point a pointer action on an element uses: the centre of its first non-empty box, after
+ * scrolling it into view (unless `scroll` is false), hit-tested so a covering element is reported as
+ * `<operation>_intercepted` instead of silently receiving the pointer.
+ */
+export async function hitTestedPoint(
+  page: PageTarget,
+  target: { objectId: string; backendNodeId: number },
+  operation: string,
+  opts: { scroll?: boolean; role?: string } = {},
+): Promise<{ x: number; y: number }> {
+  const scroll = opts.scroll !== false;
+  const { result } = await page.send("Runtime.callFunctionOn", {
+    objectId: target.objectId,
+    functionDeclaration: POINTER_POINT,
+    arguments: [{ value: scroll }],
+    returnByValue: true,
+  });
+  let hit = (result.value ?? { cross_origin: true }) as PointReading;
+  if (hit.cross_origin) hit = await quadPoint(page, target, scroll);
   const what = opts.role ? `The ${opts.role} element` : "The element";
-  if (!quad) {
+  if (hit.gone) {
+    throw new ToolError({
+      code: "stale_ref",
+      message: `${what} was removed from the page before it could be acted on.`,
+      retry: "after_recovery",
+      recovery: "Take a new snapshot (snapshot_page) and use a fresh ref.",
+      affected: { page_id: page.id },
+    });
+  }
+  if (hit.nobox || hit.x === undefined || hit.y === undefined) {
     throw new ToolError({
       code: "element_not_visible",
       message: `${what} has no visible box to act on.`,
@@ -289,16 +380,8 @@ export async function hitTestedPoint(
       affected: { page_id: page.id },
     });
   }
-  const x = (quad[0] + quad[2] + quad[4] + quad[6]) / 4;
-  const y = (quad[1] + quad[3] + quad[5] + quad[7]) / 4;
-  const { result } = await page.send("Runtime.callFunctionOn", {
-    objectId: target.objectId,
-    functionDeclaration: POINTER_HIT_TEST,
-    arguments: [{ value: x }, { value: y }],
-    returnByValue: true,
-  });
-  const hit = result.value as { ok: boolean; by?: string; outside?: boolean } | undefined;
-  if (hit && !hit.ok) {
+  const { x, y } = { x: hit.x, y: hit.y };
+  if (hit.ok === false) {
     const details = { x: Math.round(x), y: Math.round(y), ...(opts.role ? { end: opts.role } : {}) };
     if (hit.outside) {
       throw new ToolError({
