@@ -5,9 +5,10 @@
  * motion history draw. Pixels come through PixelOps so this core runs without a browser or files.
  */
 import type { FrameRow } from "../capture/frames.ts";
+import type { AccumulatedChange } from "../vision/change_accumulator.ts";
 import type { RgbaImage } from "../vision/image.ts";
 import type { Rect } from "../vision/image.ts";
-import { type AccumulatedChange, resizeImage } from "../vision/pixels.ts";
+import { resizeImage } from "../vision/resample.ts";
 import type { Epoch } from "./frames.ts";
 
 export const ANALYSIS_ALGORITHM_VERSION = "krometrail-analysis/1";

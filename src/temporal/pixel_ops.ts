@@ -6,8 +6,9 @@
 import type { DatabaseSync } from "node:sqlite";
 import { frameBytes } from "../capture/frames.ts";
 import { ToolError } from "../errors.ts";
+import { ChangeAccumulator } from "../vision/change_accumulator.ts";
 import { decodeJpeg } from "../vision/jpeg_decode.ts";
-import { ChangeAccumulator, diffImages, perceptualDistance } from "../vision/pixels.ts";
+import { diffImages, perceptualDistance } from "../vision/pixels.ts";
 import type { PixelOps } from "./analysis.ts";
 
 /** The kernel-backed operations around a frame decoder. */

@@ -1,10 +1,10 @@
 /**
  * PNG encode and decode for RgbaImage. Chunks and CRCs are handled here; zlib is fflate; row
- * filtering and unfiltering, alpha detection and pixel expansion run in the WASM kernels (pixels.ts).
+ * filtering and unfiltering, alpha detection and pixel expansion run in the WASM kernels (png_rows.ts).
  */
 import { unzlibSync, zlibSync } from "fflate";
 import type { RgbaImage } from "./image.ts";
-import { type PngColorType, type PngFilter, pngScanlinesToRgba, withPngScanlines } from "./pixels.ts";
+import { type PngColorType, type PngFilter, pngScanlinesToRgba, withPngScanlines } from "./png_rows.ts";
 
 const SIGNATURE = new Uint8Array([137, 80, 78, 71, 13, 10, 26, 10]);
 

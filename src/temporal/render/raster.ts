@@ -1,8 +1,9 @@
 /**
  * Placing decoded frames into artifact canvases, through the WASM composition kernels.
  */
+import { blit } from "../../vision/compose.ts";
 import { createImage, type RgbaImage } from "../../vision/image.ts";
-import { blit, resizeImage } from "../../vision/pixels.ts";
+import { resizeImage } from "../../vision/resample.ts";
 
 /** Area-average resize (bilinear when enlarging); never changes aspect by itself. */
 export function resize(src: RgbaImage, width: number, height: number): RgbaImage {

@@ -2,7 +2,7 @@
 // src/vision/wasm/assembly/kernels.ts. Do not edit; edit the AssemblyScript source and rebuild.
 
 /** Hex sha256 of the AssemblyScript source these bytes were compiled from. */
-export const KERNELS_SOURCE_SHA256 = "3b682cb0ac9f351ac68a9fdf58437425e062aff72228525dd7190848f2575fc5";
+export const KERNELS_SOURCE_SHA256 = "f70eb95ae54aed5904a1f30e09b8caaefb216debacc24c5fd6df8802929041af";
 
 /** The compiled module (8775 bytes), base64. */
 export const KERNELS_WASM_BASE64 =

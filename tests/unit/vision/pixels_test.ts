@@ -1,19 +1,12 @@
 import { assert, assertEquals, assertThrows } from "../../assert.ts";
 import { createImage, type RgbaImage } from "../../../src/vision/image.ts";
-import {
-  blendColor,
-  blendImage,
-  blit,
-  ChangeAccumulator,
-  colorizeField,
-  diffImages,
-  downscaleBox,
-  PALETTES,
-  perceptualDistance,
-  resizeImage,
-  unfilterScanlines,
-  wasmMemoryBytes,
-} from "../../../src/vision/pixels.ts";
+import { ChangeAccumulator } from "../../../src/vision/change_accumulator.ts";
+import { colorizeField, PALETTES } from "../../../src/vision/colormap.ts";
+import { blendColor, blendImage, blit } from "../../../src/vision/compose.ts";
+import { diffImages, perceptualDistance } from "../../../src/vision/pixels.ts";
+import { unfilterScanlines } from "../../../src/vision/png_rows.ts";
+import { downscaleBox, resizeImage } from "../../../src/vision/resample.ts";
+import { wasmMemoryBytes } from "../../../src/vision/wasm_heap.ts";
 
 function rng(seed: number): () => number {
   let s = seed >>> 0;

@@ -1,6 +1,6 @@
 // AssemblyScript, not Deno TypeScript: `deno task build:wasm` compiles this file into
 // ../kernels_wasm.ts. Every buffer is a raw pointer into linear memory that the host
-// (src/vision/pixels.ts) allocated with `alloc`; kernels never allocate themselves.
+// (src/vision/wasm_heap.ts) allocated with `alloc`; kernels never allocate themselves.
 // RGBA images are tightly packed (stride = width * 4) unless a stride argument says otherwise.
 
 // ---------------------------------------------------------------------------------------------
