@@ -95,6 +95,19 @@ export interface Observation {
   image?: { data: string; mimeType: string };
 }
 
+/** Adds an action-specific line right under the observation's first (summary) line. */
+export function addLine(obs: Observation, line: string): void {
+  const [head, ...rest] = obs.text.split("\n");
+  obs.text = [head, line, ...rest].join("\n");
+}
+
+/** Appends a warning to structured.warnings, creating the list on first use. */
+export function addWarning(obs: Observation, warning: string): void {
+  const warnings = (obs.structured.warnings as string[] | undefined) ?? [];
+  warnings.push(warning);
+  obs.structured.warnings = warnings;
+}
+
 /** A recorded frame standing for the page's present pixels (see the capture streams). */
 export interface SourceFrame {
   ordinal: number;

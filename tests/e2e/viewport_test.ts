@@ -4,12 +4,8 @@ import { discoverChrome } from "../../src/browser/discovery.ts";
 import { launchChrome } from "../../src/browser/launch.ts";
 import { BrowserSession, nextSessionOrdinal } from "../../src/browser/session.ts";
 import type { PageTarget } from "../../src/browser/targets.ts";
-import {
-  applyViewport,
-  currentOverride,
-  resolveViewport,
-  type ViewportMetrics,
-} from "../../src/browser/viewport.ts";
+import { applyViewport, currentOverride } from "../../src/browser/viewport.ts";
+import { resolveViewport, type ViewportMetrics } from "../../src/browser/viewport_presets.ts";
 import {
   e2e,
   errorCode,

@@ -1,6 +1,9 @@
 import { z } from "zod";
-import { type OptionChoice, selectOption, UPLOAD_MAX_FILES, uploadFiles } from "../../control/forms.ts";
-import { drag, hover, scroll } from "../../control/pointer.ts";
+import { type OptionChoice, selectOption } from "../../control/select_option.ts";
+import { UPLOAD_MAX_FILES, uploadFiles } from "../../control/upload_files.ts";
+import { drag } from "../../control/drag.ts";
+import { hover } from "../../control/pointer.ts";
+import { scroll } from "../../control/scroll.ts";
 import { ToolError } from "../../errors.ts";
 import { defineTool, type Tool } from "../define_tool.ts";
 import { observationOutput } from "../response.ts";

@@ -1,18 +1,19 @@
 import { z } from "zod";
 import {
   applyViewport,
-  assessViewport,
   clearViewport,
   currentOverride,
-  describeViewport,
   observeViewport,
+  type ViewportOverride,
+} from "../../browser/viewport.ts";
+import {
   PRESET_NAMES,
   presetSummary,
   resolveViewport,
   sameMetrics,
   VIEWPORT_LIMITS,
-  type ViewportOverride,
-} from "../../browser/viewport.ts";
+} from "../../browser/viewport_presets.ts";
+import { assessViewport, describeViewport } from "../../browser/viewport_report.ts";
 import { cdpMessage } from "../../browser/cdp.ts";
 import { interact, usablePage } from "../../control/interaction.ts";
 import type { Tool } from "../define_tool.ts";

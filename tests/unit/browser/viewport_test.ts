@@ -1,7 +1,6 @@
 import { assert, assertEquals } from "../../assert.ts";
+import type { ObservedViewport } from "../../../src/browser/viewport.ts";
 import {
-  assessViewport,
-  type ObservedViewport,
   PRESET_NAMES,
   type PresetName,
   resolveViewport,
@@ -9,7 +8,8 @@ import {
   VIEWPORT_LIMITS,
   VIEWPORT_PRESETS,
   type ViewportRequest,
-} from "../../../src/browser/viewport.ts";
+} from "../../../src/browser/viewport_presets.ts";
+import { assessViewport } from "../../../src/browser/viewport_report.ts";
 import { ToolError } from "../../../src/errors.ts";
 
 function observed(over: Partial<ObservedViewport> = {}): ObservedViewport {
