@@ -215,6 +215,17 @@ async function finish(
   };
 }
 
+/** What each tile shows, for the manifest's annotations and the text response. */
+function tileFacts(a: EpochAnalysis, selected: Selected[]): Artifact["tiles"] {
+  return selected.map((s) => ({
+    frame_id: s.frame_id,
+    offset_ms: a.measures[s.index].offset_ms,
+    session_time_ms: a.measures[s.index].frame.session_time_ms,
+    uri: a.measures[s.index].frame.uri,
+    reasons: s.reasons,
+  }));
+}
+
 function tilesFrom(p: Prepared, a: EpochAnalysis, selected: Selected[], env: ArtifactEnv, width: number) {
   return selected.map((s, k): StoryTile => {
     const m = a.measures[s.index];
@@ -243,13 +254,7 @@ export async function storyboard(env: ArtifactEnv, p: Prepared, a: EpochAnalysis
     tiles,
     tile_width: tileWidth,
   });
-  const facts = selected.map((s) => ({
-    frame_id: s.frame_id,
-    offset_ms: a.measures[s.index].offset_ms,
-    session_time_ms: a.measures[s.index].frame.session_time_ms,
-    uri: a.measures[s.index].frame.uri,
-    reasons: s.reasons,
-  }));
+  const facts = tileFacts(a, selected);
   return await finish(env, p, a, "storyboard", image, selected.map((s) => s.frame_id), {
     algorithm: "anchors + trend changes + change peaks + farthest-point novelty",
     time_direction: "left_to_right",
@@ -386,13 +391,7 @@ export async function regionFilmstrip(
     crop_scale: scale,
     locator_width: 400,
   });
-  const facts = selected.map((s) => ({
-    frame_id: s.frame_id,
-    offset_ms: a.measures[s.index].offset_ms,
-    session_time_ms: a.measures[s.index].frame.session_time_ms,
-    uri: a.measures[s.index].frame.uri,
-    reasons: s.reasons,
-  }));
+  const facts = tileFacts(a, selected);
   return await finish(env, p, a, "region_filmstrip", image, selected.map((s) => s.frame_id), {
     algorithm: "change-aware selection measured inside the region; fixed crop with context margin",
     time_direction: "left_to_right",

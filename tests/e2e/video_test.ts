@@ -1,5 +1,6 @@
 import { assert, assertEquals } from "../assert.ts";
-import { e2e, refOf, type ServerHandle, startServer, structured, withServer } from "./harness.ts";
+import { e2e, type ServerHandle, startServer, structured, withServer } from "./harness.ts";
+import { openPanel } from "./transition_flow.ts";
 
 interface Probe {
   streams: Array<{ codec_type: string; codec_name: string; width?: number; height?: number }>;
@@ -30,14 +31,11 @@ Deno.test({
   ...e2e,
   fn: () =>
     withServer(async (server, site) => {
-      await server.call("navigate_page", { url: `${site.origin}/transition.html` });
-      await new Promise((r) => setTimeout(r, 600));
-      const snap = structured(await server.call("snapshot_page", {}));
-      const clicked = structured(await server.call("click", { ref: refOf(snap, "button", "Open panel") }));
+      const interaction = await openPanel(server, site.origin);
       await new Promise((r) => setTimeout(r, 1_500));
       for (const policy of ["real_time", "model_optimized"] as const) {
         const result = await server.call("generate_temporal_video", {
-          interaction_id: String(clicked.interaction_id),
+          interaction_id: interaction,
           policy,
         });
         assert(!result.isError, `${policy} video failed: ${result.content[0]?.text}`);

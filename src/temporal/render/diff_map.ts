@@ -10,6 +10,7 @@ import type { AccumulatedChange } from "../analysis.ts";
 import {
   BAND,
   blockHeight,
+  headerLines,
   MARK,
   MUTED,
   PAD,
@@ -17,7 +18,6 @@ import {
   SMALL_SCALE,
   textBlock,
   timeArrow,
-  WARN,
 } from "./layout.ts";
 import { place, resize } from "./raster.ts";
 
@@ -71,11 +71,7 @@ export function renderDiffMap(spec: DiffMapSpec): RgbaImage {
   const { change } = spec;
   let maxCount = 0;
   for (let i = 0; i < change.count.length; i++) maxCount = Math.max(maxCount, change.count[i]);
-  const header = [
-    { text: spec.title },
-    ...spec.subtitle.map((text) => ({ text, color: MUTED, scale: SMALL_SCALE + 1 })),
-    ...spec.warnings.map((text) => ({ text: `! ${text}`, color: WARN, scale: SMALL_SCALE + 1 })),
-  ];
+  const header = headerLines(spec.title, spec.subtitle, spec.warnings);
   const headerH = PAD + blockHeight(header) + PAD;
   const captionH = blockHeight([{}]);
   const legendH = 110;

@@ -8,6 +8,7 @@ import { dashedRect, fillRect, hatchRect, strokeRect } from "../../vision/draw.t
 import {
   BAND,
   blockHeight,
+  headerLines,
   MARK,
   MUTED,
   PAD,
@@ -16,7 +17,6 @@ import {
   SMALL_SCALE,
   textBlock,
   timeArrow,
-  WARN,
 } from "./layout.ts";
 import { crop, place, resize } from "./raster.ts";
 
@@ -54,11 +54,7 @@ export function renderFilmstrip(spec: FilmstripSpec): RgbaImage {
   const ch = Math.max(1, Math.round(spec.window.height * spec.crop_scale));
   const perRow = Math.max(1, Math.min(spec.crops.length, Math.floor(1600 / (cw + GUTTER)) || 1));
   const rows = Math.ceil(spec.crops.length / perRow);
-  const header = [
-    { text: spec.title },
-    ...spec.subtitle.map((text) => ({ text, color: MUTED, scale: SMALL_SCALE + 1 })),
-    ...spec.warnings.map((text) => ({ text: `! ${text}`, color: WARN, scale: SMALL_SCALE + 1 })),
-  ];
+  const header = headerLines(spec.title, spec.subtitle, spec.warnings);
   const headerH = PAD + blockHeight(header) + PAD;
   const labelH = blockHeight([{}, { scale: SMALL_SCALE + 1 }]);
   const cellH = labelH + ch + PAD;

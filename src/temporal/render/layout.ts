@@ -49,6 +49,19 @@ export interface TextLine {
   scale?: number;
 }
 
+/** The title band every artifact opens with: title, muted subtitle lines, then warnings marked "!". */
+export function headerLines(
+  title: string,
+  subtitle: string[],
+  warnings: string[],
+): Array<TextLine & { text: string }> {
+  return [
+    { text: title },
+    ...subtitle.map((text) => ({ text, color: MUTED, scale: SMALL_SCALE + 1 })),
+    ...warnings.map((text) => ({ text: `! ${text}`, color: WARN, scale: SMALL_SCALE + 1 })),
+  ];
+}
+
 export function blockHeight(lines: TextLine[]): number {
   return lines.reduce((h, l) => h + lineHeight(l.scale ?? TEXT_SCALE) + 4, 0);
 }

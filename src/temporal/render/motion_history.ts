@@ -9,6 +9,7 @@ import type { AccumulatedChange } from "../analysis.ts";
 import {
   BAND,
   blockHeight,
+  headerLines,
   MARK,
   MUTED,
   PAD,
@@ -16,7 +17,6 @@ import {
   SMALL_SCALE,
   textBlock,
   timeArrow,
-  WARN,
 } from "./layout.ts";
 import { place, resize } from "./raster.ts";
 
@@ -43,11 +43,7 @@ export function trailAlpha(t: number): number {
 export function renderMotionHistory(spec: MotionHistorySpec): RgbaImage {
   const w = spec.width;
   const h = Math.round((spec.source_height / spec.source_width) * w);
-  const header = [
-    { text: spec.title },
-    ...spec.subtitle.map((text) => ({ text, color: MUTED, scale: SMALL_SCALE + 1 })),
-    ...spec.warnings.map((text) => ({ text: `! ${text}`, color: WARN, scale: SMALL_SCALE + 1 })),
-  ];
+  const header = headerLines(spec.title, spec.subtitle, spec.warnings);
   const headerH = PAD + blockHeight(header) + PAD;
   const height = headerH + h + 150;
   const img = createImage(w + 2 * PAD, height, BAND);

@@ -9,6 +9,7 @@ import {
   BAND,
   blockHeight,
   gapMark,
+  headerLines,
   MARK,
   MUTED,
   PAD,
@@ -53,11 +54,7 @@ export function renderStoryboard(spec: StoryboardSpec): RgbaImage {
   const first = spec.tiles[0]?.image;
   const tileW = spec.tile_width;
   const tileH = first ? Math.round((first.height / first.width) * tileW) : Math.round(tileW * 0.5);
-  const header = [
-    { text: spec.title },
-    ...spec.subtitle.map((text) => ({ text, color: MUTED, scale: SMALL_SCALE + 1 })),
-    ...spec.warnings.map((text) => ({ text: `! ${text}`, color: WARN, scale: SMALL_SCALE + 1 })),
-  ];
+  const header = headerLines(spec.title, spec.subtitle, spec.warnings);
   const headerH = PAD + blockHeight(header) + PAD;
   const labelH = blockHeight([{}, { scale: SMALL_SCALE + 1 }]);
   const markerH = blockHeight([{ scale: SMALL_SCALE + 1 }]);

@@ -1,36 +1,16 @@
 import { assert, assertEquals } from "../../assert.ts";
 import type { FrameRow } from "../../../src/capture/frames.ts";
 import { epochAt, splitEpochs } from "../../../src/temporal/frames.ts";
+import { frameRow, MS } from "./frame_rows.ts";
 
-const MS = 1_000_000;
-
+/** Frames default to 800×600 with a matching viewport; `size` changes the image, `viewport` the page. */
 function frame(
   id: number,
   tMs: number,
   size: [number, number] = [800, 600],
-  viewport: { width: number; height: number; device_scale: number } = {
-    width: 800,
-    height: 600,
-    device_scale: 1,
-  },
+  viewport: FrameRow["viewport"] = { width: 800, height: 600, device_scale: 1 },
 ): FrameRow {
-  return {
-    frame_id: id,
-    session_id: "s1",
-    page_id: "p1",
-    ordinal: id,
-    session_time_ns: tMs * MS,
-    session_time_ms: tMs,
-    chrome_timestamp: null,
-    format: "jpeg",
-    width: size[0],
-    height: size[1],
-    viewport,
-    changed_proportion: null,
-    change_bounds: null,
-    warnings: [],
-    uri: `krometrail://evidence/frames/s1/${id}.jpg`,
-  };
+  return frameRow(id, tMs, size[0], size[1], viewport);
 }
 
 const ids = (frames: FrameRow[]) => frames.map((f) => f.frame_id);

@@ -1,5 +1,5 @@
 import { assert, assertEquals } from "../../assert.ts";
-import type { FrameRow } from "../../../src/capture/frames.ts";
+import { frameRow, MS } from "./frame_rows.ts";
 import { analyzeEpoch, type FrameMeasure, type PixelOps } from "../../../src/temporal/analysis.ts";
 import { splitEpochs } from "../../../src/temporal/frames.ts";
 import {
@@ -13,28 +13,9 @@ import {
 import { createImage, type Rect } from "../../../src/vision/image.ts";
 import { kernelOps } from "../../../src/temporal/pixel_ops.ts";
 
-const MS = 1_000_000;
 const CHANGE_REASONS: SelectionReason[] = ["first_change", "peak_change", "trend_change", "change_peak"];
 
-function frame(id: number, tMs: number, width = 64, height = 32): FrameRow {
-  return {
-    frame_id: id,
-    session_id: "s1",
-    page_id: "p1",
-    ordinal: id,
-    session_time_ns: tMs * MS,
-    session_time_ms: tMs,
-    chrome_timestamp: null,
-    format: "jpeg",
-    width,
-    height,
-    viewport: { width, height, device_scale: 1 },
-    changed_proportion: null,
-    change_bounds: null,
-    warnings: [],
-    uri: `krometrail://evidence/frames/s1/${id}.jpg`,
-  };
-}
+const frame = frameRow;
 
 interface MeasureSpec {
   step?: number;

@@ -1,0 +1,15 @@
+import { assertEquals } from "../assert.ts";
+import { refOf, type ServerHandle, structured } from "./harness.ts";
+
+/**
+ * Opens fixtures/site/transition.html and clicks "Open panel" (a 120 ms flash and a panel that
+ * overshoots, then settles); returns the click's interaction id.
+ */
+export async function openPanel(server: ServerHandle, origin: string): Promise<string> {
+  await server.call("navigate_page", { url: `${origin}/transition.html` });
+  await new Promise((r) => setTimeout(r, 600));
+  const snap = structured(await server.call("snapshot_page", {}));
+  const clicked = structured(await server.call("click", { ref: refOf(snap, "button", "Open panel") }));
+  assertEquals(clicked.status, "ok");
+  return String(clicked.interaction_id);
+}
