@@ -6,7 +6,7 @@ import { defineTool } from "../define_tool.ts";
 import { output } from "../response.ts";
 import { inlineImages, pageId } from "../schemas.ts";
 import { resolveSession, sessionId } from "./sessions.ts";
-import { rangeFields, rangeOf } from "./temporal_args.ts";
+import { optionalRange, rangeFields } from "./temporal_args.ts";
 
 export const FETCH_FRAME_LIMIT = 8;
 const LIST_DEFAULT = 50;
@@ -26,10 +26,7 @@ export const captureTools = [
     }),
     annotations: { readOnlyHint: true },
     handler: async (args, app) => {
-      const ranged = args.range !== undefined || args.range_handle !== undefined ||
-        args.interaction_id !== undefined;
-      const range = ranged ? await rangeOf(app, args) : undefined;
-      const session = range?.session_id ?? await resolveSession(app, args.session_id);
+      const { range, session } = await optionalRange(app, args);
       const startNs = range?.start_ns;
       const endNs = range?.end_ns;
       const pageFilter = args.page_id ?? range?.page_id;

@@ -3,8 +3,7 @@ import { queryEvents } from "../../capture/events_query.ts";
 import { defineTool } from "../define_tool.ts";
 import { output } from "../response.ts";
 import { pageId } from "../schemas.ts";
-import { resolveSession } from "./sessions.ts";
-import { rangeFields, rangeOf } from "./temporal_args.ts";
+import { optionalRange, rangeFields } from "./temporal_args.ts";
 
 const LIMIT = 200;
 const KINDS = [
@@ -35,10 +34,7 @@ export const eventTools = [
     annotations: { readOnlyHint: true },
     handler: async (args, app) => {
       // Without a range, the whole session; with one, everything inside it, on any page unless page_id says.
-      const ranged = args.range !== undefined || args.range_handle !== undefined ||
-        args.interaction_id !== undefined;
-      const range = ranged ? await rangeOf(app, args) : undefined;
-      const session = range?.session_id ?? await resolveSession(app, args.session_id);
+      const { range, session } = await optionalRange(app, args);
       const startNs = range?.start_ns;
       const endNs = range?.end_ns;
       const offset = args.offset ?? 0;

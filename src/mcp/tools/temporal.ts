@@ -32,6 +32,14 @@ const noiseFloor = z.number().int().min(0).max(128).describe(
   "Max-channel difference treated as noise; default 12",
 );
 
+/** What every picture-making tool takes besides its range: tiles, noise floor and presentation. */
+const pictureFields = {
+  max_tiles: maxTiles.optional(),
+  noise_floor: noiseFloor.optional(),
+  detail: detail.optional(),
+  inline_images: inlineImages.optional(),
+};
+
 async function settledRange(app: AppContext, args: Parameters<typeof rangeOf>[1]): Promise<ResolvedRange> {
   let range = await rangeOf(app, args);
   if (args.range_handle) return range;
@@ -174,10 +182,7 @@ export const temporalTools = [
     input: z.strictObject({
       ...rangeFields,
       epochs: z.enum(["anchor", "all"]).optional().describe("Default anchor: the visual epoch of the anchor"),
-      max_tiles: maxTiles.optional(),
-      noise_floor: noiseFloor.optional(),
-      detail: detail.optional(),
-      inline_images: inlineImages.optional(),
+      ...pictureFields,
     }),
     annotations: { readOnlyHint: true },
     handler: async (args, app) => {
@@ -224,10 +229,7 @@ export const temporalTools = [
         .min(1).max(5).optional().describe("Default [storyboard]"),
       region: regionArg.optional().describe("Required for region_filmstrip"),
       epochs: z.enum(["anchor", "all"]).optional().describe("Default all"),
-      max_tiles: maxTiles.optional(),
-      noise_floor: noiseFloor.optional(),
-      detail: detail.optional(),
-      inline_images: inlineImages.optional(),
+      ...pictureFields,
     }),
     annotations: { readOnlyHint: true },
     handler: async (args, app) => {
@@ -256,10 +258,7 @@ export const temporalTools = [
       ...rangeFields,
       region: regionArg,
       epochs: z.enum(["anchor", "all"]).optional().describe("Default all"),
-      max_tiles: maxTiles.optional(),
-      noise_floor: noiseFloor.optional(),
-      detail: detail.optional(),
-      inline_images: inlineImages.optional(),
+      ...pictureFields,
     }),
     annotations: { readOnlyHint: true },
     handler: async (args, app) => {

@@ -123,6 +123,18 @@ export async function rangeOf(app: AppContext, args: RangeArgs): Promise<Resolve
   return resolveRange(app.recorder.reader(), session, request, liveView(app, session));
 }
 
+/** A range when the caller gave one (else the whole session), and the session either way. */
+export async function optionalRange(
+  app: AppContext,
+  args: RangeArgs,
+): Promise<{ range?: ResolvedRange; session: string }> {
+  const ranged = args.range !== undefined || args.range_handle !== undefined ||
+    args.interaction_id !== undefined;
+  if (!ranged) return { session: await resolveSession(app, args.session_id) };
+  const range = await rangeOf(app, args);
+  return { range, session: range.session_id };
+}
+
 /** True when the range ends in a live session's future by at most `withinMs`. */
 export function pendingTailMs(app: AppContext, range: ResolvedRange, withinMs: number): number {
   const capture = app.recorder.captures.get(range.session_id);

@@ -4,12 +4,13 @@
  * across widely separated moments so no single time is falsely precise).
  */
 import { createImage, type Rect, type RgbaImage } from "../../vision/image.ts";
-import { dashedRect, drawLegendBar, grayRamp, strokeRect, timePalette } from "../../vision/draw.ts";
+import { drawLegendBar, grayRamp, strokeRect, timePalette } from "../../vision/draw.ts";
 import { drawText, measureText } from "../../vision/font.ts";
 import type { AccumulatedChange } from "../analysis.ts";
 import {
   BAND,
   blockHeight,
+  changeBoundsBox,
   headerLines,
   MARK,
   MUTED,
@@ -107,24 +108,8 @@ export function renderDiffMap(spec: DiffMapSpec): RgbaImage {
   );
   place(img, timing, xs[2], top);
   for (const x of xs) strokeRect(img, { x: x - 1, y: top - 1, width: pw + 2, height: ph + 2 }, MUTED, 1);
-  if (spec.change_bounds) {
-    const s = pw / spec.source_width;
-    const b = spec.change_bounds;
-    for (const x of xs) {
-      dashedRect(
-        img,
-        {
-          x: x + b.x * s,
-          y: top + b.y * s,
-          width: Math.max(2, b.width * s),
-          height: Math.max(2, b.height * s),
-        },
-        MARK,
-        2,
-        6,
-      );
-    }
-  }
+  const bounds = spec.change_bounds;
+  if (bounds) { for (const x of xs) changeBoundsBox(img, bounds, x, top, pw / spec.source_width); }
 
   const ly = top + ph + 12;
   textBlock(img, xs[0], ly, pw, [

@@ -3,9 +3,9 @@
  * arrow, gap marks that are hatched as well as coloured, and legends. Annotations live in their own
  * bands around the pixels, never over page content.
  */
-import { type Color, drawArrow, fillRect, hatchRect, strokeRect } from "../../vision/draw.ts";
+import { type Color, dashedRect, drawArrow, fillRect, hatchRect, strokeRect } from "../../vision/draw.ts";
 import { drawText, fitText, lineHeight, measureText } from "../../vision/font.ts";
-import type { RgbaImage } from "../../vision/image.ts";
+import type { Rect, RgbaImage } from "../../vision/image.ts";
 
 export const BAND: Color = [24, 24, 28];
 export const INK: Color = [240, 240, 240];
@@ -103,3 +103,19 @@ export function gapMark(
 }
 
 export const LEGEND_HEIGHT = lineHeight(SMALL_SCALE) + 28;
+
+/** The dashed box marking the bounds of all change, drawn over a panel at (x, y) scaled by `scale`. */
+export function changeBoundsBox(img: RgbaImage, bounds: Rect, x: number, y: number, scale: number): void {
+  dashedRect(
+    img,
+    {
+      x: x + bounds.x * scale,
+      y: y + bounds.y * scale,
+      width: Math.max(2, bounds.width * scale),
+      height: Math.max(2, bounds.height * scale),
+    },
+    MARK,
+    2,
+    6,
+  );
+}

@@ -4,13 +4,13 @@
  * relative time.
  */
 import { createImage, type Rect, type RgbaImage } from "../../vision/image.ts";
-import { type Color, dashedRect, drawLegendBar, strokeRect } from "../../vision/draw.ts";
+import { type Color, drawLegendBar, strokeRect } from "../../vision/draw.ts";
 import type { AccumulatedChange } from "../analysis.ts";
 import {
   BAND,
   blockHeight,
+  changeBoundsBox,
   headerLines,
-  MARK,
   MUTED,
   PAD,
   signedMs,
@@ -66,22 +66,7 @@ export function renderMotionHistory(spec: MotionHistorySpec): RgbaImage {
   }
   place(img, ref, PAD, headerH);
   strokeRect(img, { x: PAD - 1, y: headerH - 1, width: w + 2, height: h + 2 }, MUTED, 1);
-  if (spec.change_bounds) {
-    const s = w / spec.source_width;
-    const b = spec.change_bounds;
-    dashedRect(
-      img,
-      {
-        x: PAD + b.x * s,
-        y: headerH + b.y * s,
-        width: Math.max(2, b.width * s),
-        height: Math.max(2, b.height * s),
-      },
-      MARK,
-      2,
-      6,
-    );
-  }
+  if (spec.change_bounds) changeBoundsBox(img, spec.change_bounds, PAD, headerH, w / spec.source_width);
   const ly = headerH + h + 14;
   drawLegendBar(img, { x: PAD, y: ly, width: Math.min(w, 480), height: 14 }, (t) => {
     const a = trailAlpha(t);
