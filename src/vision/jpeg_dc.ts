@@ -14,13 +14,13 @@ import { decodeScan, destuff, type HuffmanTable, PAD, skipEntropyData } from "./
 import {
   type Frame,
   isRgb,
-  markerName,
+  noteAppSegment,
   parseDcQuant,
   parseFrame,
   parseHuffmanTables,
   parseScanHeader,
+  readSegment,
   readU16,
-  SOF_NAMES,
 } from "./jpeg_markers.ts";
 
 export { JpegDecodeError, JpegUnsupportedError };
@@ -52,41 +52,21 @@ export function decodeJpegLuma(bytes: Uint8Array): LumaImage {
   const dcQuant: number[] = [];
   let frame: Frame | undefined;
   let restartInterval = 0;
-  let jfif = false;
-  let adobeTransform = -1;
+  const hints = { jfif: false, adobeTransform: -1 };
   let pos = 2;
 
   for (;;) {
     if (pos >= n) throw truncated(frame ? "no scan containing the luma component" : "no frame header");
-    if (bytes[pos] !== 0xff) throw new JpegDecodeError(`expected a marker at byte ${pos}`);
-    while (pos < n && bytes[pos] === 0xff) pos++;
-    if (pos >= n) throw truncated("inside a marker");
-    const marker = bytes[pos++];
-    // Stray RSTn and TEM carry no length and no meaning here.
-    if ((marker >= 0xd0 && marker <= 0xd7) || marker === 0x01) continue;
-    if (marker === 0xd8) throw new JpegDecodeError("second SOI marker");
-    if (marker === 0xd9) {
+    const step = readSegment(bytes, pos);
+    pos = step.next;
+    if (step.kind === "skip") continue;
+    if (step.kind === "eoi") {
       throw new JpegDecodeError(frame ? "no scan contains the luma component" : "no frame");
     }
-    if (pos + 2 > n) throw truncated("inside a segment length");
-    const len = readU16(bytes, pos);
-    if (len < 2) throw new JpegDecodeError(`segment ${markerName(marker)} has length ${len}`);
-    const at = pos + 2;
-    const end = pos + len;
-    if (end > n) throw truncated(`segment ${markerName(marker)} runs past the end`);
-    pos = end;
-
+    const { marker, at, end, len } = step;
     if (marker === 0xc0 || marker === 0xc1) {
       if (frame) throw new JpegDecodeError("more than one frame header");
       frame = parseFrame(bytes, at, len - 2);
-    } else if (SOF_NAMES[marker] !== undefined) {
-      throw new JpegUnsupportedError(`${SOF_NAMES[marker]} JPEG is not supported (baseline Huffman only)`);
-    } else if (marker === 0xcc) {
-      throw new JpegUnsupportedError("arithmetic coding (DAC) is not supported");
-    } else if (marker === 0xdc || marker === 0xde || marker === 0xdf) {
-      throw new JpegUnsupportedError(
-        `marker ${markerName(marker)} (DNL/hierarchical) is not supported`,
-      );
     } else if (marker === 0xc4) {
       parseHuffmanTables(bytes, at, end, dcTables, acTables);
     } else if (marker === 0xdb) {
@@ -94,13 +74,6 @@ export function decodeJpegLuma(bytes: Uint8Array): LumaImage {
     } else if (marker === 0xdd) {
       if (len !== 4) throw new JpegDecodeError("DRI segment must be 4 bytes");
       restartInterval = readU16(bytes, at);
-    } else if (marker === 0xe0) {
-      if (len >= 7 && bytes[at] === 0x4a && bytes[at + 1] === 0x46 && bytes[at + 2] === 0x49) jfif = true;
-    } else if (marker === 0xee) {
-      // "Adobe" + version(2) + flags0(2) + flags1(2) + transform(1)
-      if (len >= 14 && bytes[at] === 0x41 && bytes[at + 1] === 0x64 && bytes[at + 2] === 0x6f) {
-        adobeTransform = bytes[at + 11];
-      }
     } else if (marker === 0xda) {
       if (!frame) throw new JpegDecodeError("scan before frame header");
       const result = scan(
@@ -112,13 +85,15 @@ export function decodeJpegLuma(bytes: Uint8Array): LumaImage {
         acTables,
         dcQuant,
         restartInterval,
-        jfif,
-        adobeTransform,
+        hints.jfif,
+        hints.adobeTransform,
       );
       if (typeof result !== "number") return result;
       pos = result;
+    } else {
+      // APP0/APP14 hints; other APPn, COM and anything else with a length: skipped.
+      noteAppSegment(bytes, marker, at, len, hints);
     }
-    // APPn, COM and anything else with a length: skipped.
   }
 }
 

@@ -27,12 +27,12 @@ import {
   forEachHuffmanTable,
   type Frame,
   isRgb,
-  markerName,
+  noteAppSegment,
   parseFrame,
   parseQuantTables,
   parseScanHeader,
+  readSegment,
   readU16,
-  SOF_NAMES,
 } from "./jpeg_markers.ts";
 import type { RgbaImage } from "./image.ts";
 
@@ -106,32 +106,15 @@ export function decodeJpeg(bytes: Uint8Array, options: DecodeJpegOptions = {}): 
       if (st.frame && st.decoded.every(Boolean)) break;
       throw truncated(st.frame ? "scans missing for some components" : "no frame header");
     }
-    if (bytes[pos] !== 0xff) throw new JpegDecodeError(`expected a marker at byte ${pos}`);
-    while (pos < n && bytes[pos] === 0xff) pos++;
-    if (pos >= n) throw truncated("inside a marker");
-    const marker = bytes[pos++];
-    // Stray RSTn and TEM carry no length and no meaning here.
-    if ((marker >= 0xd0 && marker <= 0xd7) || marker === 0x01) continue;
-    if (marker === 0xd8) throw new JpegDecodeError("second SOI marker");
-    if (marker === 0xd9) break;
-    if (pos + 2 > n) throw truncated("inside a segment length");
-    const len = readU16(bytes, pos);
-    if (len < 2) throw new JpegDecodeError(`segment ${markerName(marker)} has length ${len}`);
-    const at = pos + 2;
-    const end = pos + len;
-    if (end > n) throw truncated(`segment ${markerName(marker)} runs past the end`);
-    pos = end;
-
+    const step = readSegment(bytes, pos);
+    pos = step.next;
+    if (step.kind === "skip") continue;
+    if (step.kind === "eoi") break;
+    const { marker, at, end, len } = step;
     if (marker === 0xc0 || marker === 0xc1) {
       if (st.frame) throw new JpegDecodeError("more than one frame header");
       st.frame = parseFrame(bytes, at, len - 2);
       setUpPlanes(st, st.frame, scale);
-    } else if (SOF_NAMES[marker] !== undefined) {
-      throw new JpegUnsupportedError(`${SOF_NAMES[marker]} JPEG is not supported (baseline Huffman only)`);
-    } else if (marker === 0xcc) {
-      throw new JpegUnsupportedError("arithmetic coding (DAC) is not supported");
-    } else if (marker === 0xdc || marker === 0xde || marker === 0xdf) {
-      throw new JpegUnsupportedError(`marker ${markerName(marker)} (DNL/hierarchical) is not supported`);
     } else if (marker === 0xc4) {
       forEachHuffmanTable(bytes, at, end, (tc, th, counts, symbols) => {
         if (tc === 0) st.dcTables[th] = buildTable(counts, symbols, true);
@@ -142,18 +125,13 @@ export function decodeJpeg(bytes: Uint8Array, options: DecodeJpegOptions = {}): 
     } else if (marker === 0xdd) {
       if (len !== 4) throw new JpegDecodeError("DRI segment must be 4 bytes");
       st.restartInterval = readU16(bytes, at);
-    } else if (marker === 0xe0) {
-      if (len >= 7 && bytes[at] === 0x4a && bytes[at + 1] === 0x46 && bytes[at + 2] === 0x49) st.jfif = true;
-    } else if (marker === 0xee) {
-      // "Adobe" + version(2) + flags0(2) + flags1(2) + transform(1)
-      if (len >= 14 && bytes[at] === 0x41 && bytes[at + 1] === 0x64 && bytes[at + 2] === 0x6f) {
-        st.adobeTransform = bytes[at + 11];
-      }
     } else if (marker === 0xda) {
       if (!st.frame) throw new JpegDecodeError("scan before frame header");
       pos = scan(st, st.frame, at, end);
+    } else {
+      // APP0/APP14 hints; other APPn, COM and anything else with a length: skipped.
+      noteAppSegment(bytes, marker, at, len, st);
     }
-    // APPn, COM and anything else with a length: skipped.
   }
 
   const frame = st.frame;

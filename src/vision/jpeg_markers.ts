@@ -3,7 +3,7 @@
  * scan (SOS) headers, plus the APPn hints that decide whether three components are RGB.
  */
 
-import { JpegDecodeError, JpegUnsupportedError } from "./jpeg_errors.ts";
+import { JpegDecodeError, JpegUnsupportedError, truncated } from "./jpeg_errors.ts";
 import { buildTable, type HuffmanTable } from "./jpeg_huffman.ts";
 
 export interface FrameComponent {
@@ -42,6 +42,61 @@ export const SOF_NAMES: Record<number, string> = {
   0xce: "arithmetic-coded differential progressive (SOF14)",
   0xcf: "arithmetic-coded differential lossless (SOF15)",
 };
+
+/** One step of the marker walk: a segment with a length, EOI, or a marker to pass over (RSTn, TEM). */
+export type SegmentStep =
+  | { kind: "segment"; marker: number; at: number; end: number; len: number; next: number }
+  | { kind: "eoi"; next: number }
+  | { kind: "skip"; next: number };
+
+/**
+ * Reads the marker at `pos` (after fill bytes) and, for a segment, its bounds. Markers of coding
+ * processes we do not decode (other SOFs, arithmetic coding, DNL/hierarchical) are refused here, so
+ * every decoder refuses them alike.
+ */
+export function readSegment(bytes: Uint8Array, pos: number): SegmentStep {
+  const n = bytes.length;
+  if (bytes[pos] !== 0xff) throw new JpegDecodeError(`expected a marker at byte ${pos}`);
+  while (pos < n && bytes[pos] === 0xff) pos++;
+  if (pos >= n) throw truncated("inside a marker");
+  const marker = bytes[pos++];
+  // Stray RSTn and TEM carry no length and no meaning here.
+  if ((marker >= 0xd0 && marker <= 0xd7) || marker === 0x01) return { kind: "skip", next: pos };
+  if (marker === 0xd8) throw new JpegDecodeError("second SOI marker");
+  if (marker === 0xd9) return { kind: "eoi", next: pos };
+  if (pos + 2 > n) throw truncated("inside a segment length");
+  const len = readU16(bytes, pos);
+  if (len < 2) throw new JpegDecodeError(`segment ${markerName(marker)} has length ${len}`);
+  const at = pos + 2;
+  const end = pos + len;
+  if (end > n) throw truncated(`segment ${markerName(marker)} runs past the end`);
+  if (SOF_NAMES[marker] !== undefined) {
+    throw new JpegUnsupportedError(`${SOF_NAMES[marker]} JPEG is not supported (baseline Huffman only)`);
+  }
+  if (marker === 0xcc) throw new JpegUnsupportedError("arithmetic coding (DAC) is not supported");
+  if (marker === 0xdc || marker === 0xde || marker === 0xdf) {
+    throw new JpegUnsupportedError(`marker ${markerName(marker)} (DNL/hierarchical) is not supported`);
+  }
+  return { kind: "segment", marker, at, end, len, next: end };
+}
+
+/** The APPn hints that decide whether three components are RGB: JFIF (APP0) and Adobe's transform (APP14). */
+export function noteAppSegment(
+  bytes: Uint8Array,
+  marker: number,
+  at: number,
+  len: number,
+  hints: { jfif: boolean; adobeTransform: number },
+): void {
+  if (marker === 0xe0) {
+    if (len >= 7 && bytes[at] === 0x4a && bytes[at + 1] === 0x46 && bytes[at + 2] === 0x49) hints.jfif = true;
+  } else if (marker === 0xee) {
+    // "Adobe" + version(2) + flags0(2) + flags1(2) + transform(1)
+    if (len >= 14 && bytes[at] === 0x41 && bytes[at + 1] === 0x64 && bytes[at + 2] === 0x6f) {
+      hints.adobeTransform = bytes[at + 11];
+    }
+  }
+}
 
 export function parseFrame(b: Uint8Array, at: number, len: number): Frame {
   if (len < 6) throw new JpegDecodeError("SOF segment too short");
