@@ -1,4 +1,5 @@
 import { buildCatalogue, CAPABILITIES, describeTool } from "./registry.ts";
+import { CONVENTIONS } from "./schemas.ts";
 
 /** Renders docs/tools.md from the registry; a test fails when the committed file differs. */
 export function renderToolsDoc(): string {
@@ -26,9 +27,21 @@ export function renderToolsDoc(): string {
       } | ${cap.responsibility} |`,
     );
   }
-  lines.push("", "## Tools", "");
+  lines.push(
+    "",
+    "## Conventions",
+    "",
+    "The server instructions carry these once, so the schemas in tools/list leave them out; so are",
+    "resource limits (string lengths, coordinate bounds), which the tables below list and the server",
+    "enforces with an invalid_arguments error that names the argument.",
+    "",
+    CONVENTIONS,
+    "",
+    "## Tools",
+    "",
+  );
   for (const tool of catalogue.tools) {
-    const d = describeTool(tool);
+    const d = describeTool(tool, "full");
     lines.push(`### ${tool.name}`, "", `Capability: \`${tool.capability}\`. ${tool.description}`, "");
     const props = (d.inputSchema.properties ?? {}) as Record<string, Record<string, unknown>>;
     const required = new Set((d.inputSchema.required ?? []) as string[]);

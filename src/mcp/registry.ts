@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { Tool } from "./define_tool.ts";
+import { advertisedFormOverride, compactInputSchema } from "./schema_compact.ts";
 import { browserTools } from "./tools/browser.ts";
 import { pageTools } from "./tools/pages.ts";
 import { inspectTools } from "./tools/inspect.ts";
@@ -148,14 +149,22 @@ export function buildCatalogue(conditions: Conditions = {}): Catalogue {
   return { tools, availability, key };
 }
 
-/** The JSON Schema a tool advertises: zod's draft 2020-12 output without the $schema line. */
-export function inputJsonSchema(tool: Tool): { type: "object"; [key: string]: unknown } {
-  const schema = z.toJSONSchema(tool.input, { target: "draft-2020-12", io: "input" }) as Record<
-    string,
-    unknown
-  >;
+/**
+ * The JSON Schema of a tool's input: zod's draft 2020-12 output without the $schema line. "full" keeps
+ * every limit (docs/tools.md); "compact" is what tools/list advertises (see schema_compact.ts).
+ */
+export function inputJsonSchema(
+  tool: Tool,
+  form: "compact" | "full" = "full",
+): { type: "object"; [key: string]: unknown } {
+  const schema = z.toJSONSchema(tool.input, {
+    target: "draft-2020-12",
+    io: "input",
+    ...(form === "compact" ? { override: advertisedFormOverride } : {}),
+  }) as Record<string, unknown>;
   delete schema.$schema;
-  return { ...schema, type: "object" };
+  const out = { ...schema, type: "object" as const };
+  return form === "compact" ? { ...compactInputSchema(out), type: "object" } : out;
 }
 
 export interface ToolDescriptor {
@@ -165,11 +174,15 @@ export interface ToolDescriptor {
   annotations?: Record<string, boolean>;
 }
 
-export function describeTool(tool: Tool): ToolDescriptor {
+/**
+ * The descriptor tools/list sends: the compact schema by default, the full one (limits included) for
+ * docs/tools.md.
+ */
+export function describeTool(tool: Tool, schema: "compact" | "full" = "compact"): ToolDescriptor {
   return {
     name: tool.name,
     description: tool.description,
-    inputSchema: inputJsonSchema(tool),
+    inputSchema: inputJsonSchema(tool, schema),
     ...(tool.annotations ? { annotations: { ...tool.annotations } as Record<string, boolean> } : {}),
   };
 }

@@ -14,6 +14,7 @@ import {
   describeTool,
   type ToolDescriptor,
 } from "./registry.ts";
+import { CONVENTIONS } from "./schemas.ts";
 import { toCallToolResult } from "./response.ts";
 import { encodeBase64 } from "./base64.ts";
 
@@ -28,7 +29,7 @@ const PRIVATE_0 = { ttlMs: 0, cacheScope: "private" as const };
 const SERVER_INSTRUCTIONS =
   "krometrail drives Chrome over CDP and records what happened. Start with start_browser, then navigate_page, " +
   "snapshot_page for refs, and click/fill/press_keys by ref. Every action returns a live observation with an " +
-  "interaction_id and a screenshot resource (krometrail://evidence/...).";
+  "interaction_id and a screenshot resource (krometrail://evidence/...). " + CONVENTIONS;
 
 export interface PagedCatalogue {
   descriptors: ToolDescriptor[];
@@ -39,7 +40,7 @@ export interface PagedCatalogue {
 
 /** Packs the name-sorted catalogue greedily into pages under both limits. */
 export function paginate(catalogue: Catalogue, nonce: string): PagedCatalogue {
-  const descriptors = catalogue.tools.map(describeTool);
+  const descriptors = catalogue.tools.map((tool) => describeTool(tool));
   const pageStarts: number[] = [];
   let i = 0;
   const envelope = 200; // nextCursor, cache and _meta fields around the tools array

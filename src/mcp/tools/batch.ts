@@ -256,7 +256,7 @@ export function batchTool(extra: Tool[]): Tool {
     name: "batch",
     capability: "control",
     description:
-      "Run control tools in order, each step {tool, args} with that tool's own arguments (all validated first). Each step reports status, elapsed_ms and its interaction anchor; stops at the first failure unless continue_on_error; deadline_ms bounds the whole batch. Returns the last step's live observation; per-step screenshots only with screenshots: true.",
+      "Run control tools in order, each step {tool, args} (all validated first); each reports status, elapsed_ms and interaction. Stops at the first failure unless continue_on_error; deadline_ms bounds the batch. Returns the last step's observation; per-step screenshots with screenshots: true.",
     input: z.strictObject({
       steps: z.array(z.strictObject({
         tool: z.enum(names),

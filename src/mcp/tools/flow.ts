@@ -95,7 +95,7 @@ const waitTool = defineTool({
   name: "wait",
   capability: "control",
   description:
-    "Wait for one condition: time_ms; text on the page (gone: true for absent); an element state (ref/locator/selector + state); a locator present/absent in the full accessibility tree (returns the match count, no ref); a main-frame navigation after the call (url_includes); a truthy JS condition expression; or network_quiet_ms. timeout_ms defaults to 10000 and fails with wait_timeout.",
+    "Wait for one condition: time_ms; text (gone: true for absent); an element state (ref/locator/selector + state); locator + present (full accessibility tree; returns the count); navigation after the call (url_includes); a truthy JS condition; or network_quiet_ms. timeout_ms default 10000, then wait_timeout.",
   input: waitInput,
   annotations: { readOnlyHint: true },
   handler: async (args, app) => {

@@ -106,8 +106,8 @@ export const interactionTools: Tool[] = [
       "Scroll by dx/dy CSS px (mouse wheel at the target, x/y or viewport centre), or bring an element into view; reports scroll before/after.",
     input: z.strictObject({
       ...targetFields,
-      dx: scrollDelta.optional().describe("Horizontal CSS px; positive scrolls right"),
-      dy: scrollDelta.optional().describe("Vertical CSS px; positive scrolls down"),
+      dx: scrollDelta.optional().describe("CSS px; + is right"),
+      dy: scrollDelta.optional().describe("CSS px; + is down"),
       ...observed,
     }),
     handler: async (args, app) => {

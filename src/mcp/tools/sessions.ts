@@ -3,7 +3,7 @@ import { knownSession } from "../../capture/frames.ts";
 import { ToolError } from "../../errors.ts";
 import type { AppContext } from "../context.ts";
 
-export const sessionId = z.string().max(64).describe("Default: current or latest session");
+export const sessionId = z.string().max(64);
 
 /** The session a query is about: explicit, else the live one, else the latest recorded. */
 export async function resolveSession(app: AppContext, requested?: string): Promise<string> {

@@ -25,12 +25,8 @@ import { captureQuality, rangeText, regionArg, resolveRegion } from "./temporal_
 /** A live tail this close is waited for, so a bundle right after an action shows its settle. */
 const TAIL_WAIT_MS = 2_500;
 
-const maxTiles = z.number().int().min(MIN_TILES).max(MAX_TILES).describe(
-  `Storyboard tiles ${MIN_TILES}-${MAX_TILES}; default ${DEFAULT_MAX_TILES}`,
-);
-const noiseFloor = z.number().int().min(0).max(128).describe(
-  "Max-channel difference treated as noise; default 12",
-);
+const maxTiles = z.number().int().min(MIN_TILES).max(MAX_TILES).describe(`Default ${DEFAULT_MAX_TILES}`);
+const noiseFloor = z.number().int().min(0).max(128).describe("Channel difference that is noise; default 12");
 
 /** What every picture-making tool takes besides its range: tiles, noise floor and presentation. */
 const pictureFields = {
@@ -181,7 +177,7 @@ export const temporalTools = [
       "Start here to see what happened over time: header of measurements, storyboard, before/during/after, difference map, nearby events.",
     input: z.strictObject({
       ...rangeFields,
-      epochs: z.enum(["anchor", "all"]).optional().describe("Default anchor: the visual epoch of the anchor"),
+      epochs: z.enum(["anchor", "all"]).optional().describe("Default anchor (its visual epoch)"),
       ...pictureFields,
     }),
     annotations: { readOnlyHint: true },
@@ -220,14 +216,14 @@ export const temporalTools = [
     name: "generate_artifacts",
     capability: "temporal-vision",
     description:
-      "Generate storyboard, difference_map, motion_history, composite or region_filmstrip images for a range, with provenance manifests.",
+      "Generate storyboard, difference_map, motion_history, composite or region_filmstrip (needs region) images for a range, with provenance manifests.",
     input: z.strictObject({
       ...rangeFields,
       generators: z.array(
         z.enum(["storyboard", "difference_map", "motion_history", "composite", "region_filmstrip"]),
       )
         .min(1).max(5).optional().describe("Default [storyboard]"),
-      region: regionArg.optional().describe("Required for region_filmstrip"),
+      region: regionArg.optional(),
       epochs: z.enum(["anchor", "all"]).optional().describe("Default all"),
       ...pictureFields,
     }),

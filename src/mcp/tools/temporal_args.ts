@@ -10,6 +10,7 @@ import type { ResolvedRange } from "../../temporal/range.ts";
 import { type LiveView, resolveRange, revalidateRange } from "../../temporal/range_source.ts";
 import { encodePng } from "../../vision/png.ts";
 import type { AppContext } from "../context.ts";
+import { advertiseAs } from "../schema_compact.ts";
 import { resolveSession, sessionId } from "./sessions.ts";
 
 const msValue = z.number().min(0).max(1e9);
@@ -58,11 +59,16 @@ const echoedAnchor = z.object({
 });
 const echoedRequest = z.object({ start_ns: z.number(), end_ns: z.number() });
 
+const RANGE_HELP =
+  "{start_ms, end_ms} (session ms) | {start_time, end_time} (ISO) | {interaction_id} | {latest_interaction: true} | {navigation_id} | {marker_id} | {first_frame_id, last_frame_id}; + before_ms, after_ms, page_id, allow_partial, require_complete. Or a resolved range. Default: latest interaction";
+
 export const rangeFields = {
   session_id: sessionId.optional(),
-  range: z.union([rangeRequest, resolvedRange]).optional().describe(
-    "One anchor: start_ms+end_ms (session ms) | start_time+end_time (ISO) | interaction_id | latest_interaction | navigation_id | marker_id | first_frame_id+last_frame_id; before_ms/after_ms widen it; allow_partial (default true), require_complete. Or a resolved range echoed back. Default: latest interaction",
-  ),
+  // Advertised as its description: the anchor forms are the point, and the field names say their types.
+  range: advertiseAs(z.union([rangeRequest, resolvedRange]).describe(RANGE_HELP), {
+    type: "object",
+    description: RANGE_HELP,
+  }).optional(),
   range_handle: z.string().max(40).optional(),
   interaction_id: z.string().max(64).optional(),
 };

@@ -10,25 +10,29 @@ import type { RegionSpec } from "../../temporal/artifacts.ts";
 import { ms, type ResolvedRange } from "../../temporal/range.ts";
 import type { Rect } from "../../vision/image.ts";
 import type { AppContext } from "../context.ts";
+import { advertiseAs } from "../schema_compact.ts";
 import { ref } from "../schemas.ts";
 
 const extent = z.number().min(-100_000).max(100_000);
 const size = z.number().min(1).max(100_000);
 const rect = z.strictObject({ x: extent, y: extent, width: size, height: size });
 
-export const regionArg = z.strictObject({
-  x: extent.optional(),
-  y: extent.optional(),
-  width: size.optional(),
-  height: size.optional(),
-  frame_id: z.number().int().min(1).max(1e12).optional().describe(
-    "x/y/width/height are that frame's image pixels",
-  ),
-  ref: ref.optional().describe("The element's current geometry (fixed region; not tracked)"),
-  mask: z.array(rect).min(1).max(32).optional().describe(
-    "Viewport CSS-px rectangles; only they are measured",
-  ),
-}).describe("Viewport CSS px {x,y,width,height}; or with frame_id; or {ref}; or {mask}");
+const REGION_HELP =
+  "{x, y, width, height} viewport CSS px (+ frame_id: that frame's pixels) | {ref} (its current box) | {mask: [{x, y, width, height}]} (only these are measured)";
+
+/** Advertised as its description: the three forms are the point, and the field names say their types. */
+export const regionArg = advertiseAs(
+  z.strictObject({
+    x: extent.optional(),
+    y: extent.optional(),
+    width: size.optional(),
+    height: size.optional(),
+    frame_id: z.number().int().min(1).max(1e12).optional(),
+    ref: ref.optional(),
+    mask: z.array(rect).min(1).max(32).optional(),
+  }).describe(REGION_HELP),
+  { type: "object", description: REGION_HELP },
+);
 
 function invalidRegion(message: string, recovery: string): ToolError {
   return new ToolError({
