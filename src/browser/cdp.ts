@@ -1,5 +1,6 @@
 import type { ProtocolMapping } from "devtools-protocol/types/protocol-mapping.d.ts";
 import { ToolError } from "../errors.ts";
+import { LoopbackWebSocket } from "./websocket.ts";
 
 export type Commands = ProtocolMapping.Commands;
 export type Events = ProtocolMapping.Events;
@@ -40,49 +41,43 @@ function disconnected(): ToolError {
 
 /**
  * One browser-level CDP websocket; page sessions are flat (a sessionId per command), so it carries
- * every target we attach to. Written on Deno's WebSocket: a reply's callback is registered before
- * the command is sent, so a fast reply can never arrive to nobody (chrome-remote-interface 0.34
- * registers it after the send completes, and under Deno about a fifth of fast replies were lost).
+ * every target we attach to. A reply's callback is registered before the command is sent, so a fast
+ * reply can never arrive to nobody (chrome-remote-interface 0.34 registers it after the send
+ * completes, and under Deno about a fifth of fast replies were lost). The socket is our own
+ * (websocket.ts): Deno's WebSocket cost 44 ms per command of 1 KB or more.
  */
 export class CdpConnection {
-  #socket: WebSocket;
+  #socket: LoopbackWebSocket;
   #nextId = 0;
   #pending = new Map<number, Pending>();
   #listeners = new Map<string, Set<Listener>>();
   #disconnectHandlers = new Set<() => void>();
   #closed = false;
 
-  private constructor(socket: WebSocket) {
+  private constructor(socket: LoopbackWebSocket) {
     this.#socket = socket;
-    socket.onmessage = (e: MessageEvent) => this.#onMessage(e.data);
+    socket.onmessage = (text) => this.#onMessage(text);
     socket.onclose = () => this.#onClose();
-    socket.onerror = () => {};
   }
 
-  static connect(webSocketUrl: string): Promise<CdpConnection> {
-    return new Promise((resolve, reject) => {
-      const socket = new WebSocket(webSocketUrl);
-      const timer = setTimeout(() => {
-        socket.close();
-        reject(new Error("CDP websocket did not open in time"));
-      }, CONNECT_TIMEOUT_MS);
-      socket.onopen = () => {
-        clearTimeout(timer);
-        resolve(new CdpConnection(socket));
-      };
-      socket.onerror = () => {
-        clearTimeout(timer);
-        reject(new Error("CDP websocket refused the connection"));
-      };
-    });
+  static async connect(webSocketUrl: string): Promise<CdpConnection> {
+    try {
+      return new CdpConnection(await LoopbackWebSocket.connect(webSocketUrl, CONNECT_TIMEOUT_MS));
+    } catch (err) {
+      const why = err instanceof Error ? err.message : String(err);
+      throw new Error(
+        /in time/.test(why)
+          ? "CDP websocket did not open in time"
+          : `CDP websocket refused the connection (${why})`,
+      );
+    }
   }
 
   get closed(): boolean {
     return this.#closed;
   }
 
-  #onMessage(data: unknown): void {
-    if (typeof data !== "string") return;
+  #onMessage(data: string): void {
     let message: Message;
     try {
       message = JSON.parse(data);
@@ -123,7 +118,7 @@ export class CdpConnection {
     sessionId?: string,
     timeoutMs = DEFAULT_COMMAND_TIMEOUT_MS,
   ): Promise<CommandResult<M>> {
-    if (this.#closed || this.#socket.readyState !== WebSocket.OPEN) return Promise.reject(disconnected());
+    if (this.#closed || !this.#socket.open) return Promise.reject(disconnected());
     const id = ++this.#nextId;
     return new Promise<CommandResult<M>>((resolve, reject) => {
       const timer = setTimeout(() => {
@@ -150,9 +145,14 @@ export class CdpConnection {
           reject(err);
         },
       });
-      this.#socket.send(
-        JSON.stringify({ id, method, params: params ?? {}, ...(sessionId ? { sessionId } : {}) }),
-      );
+      try {
+        this.#socket.send(
+          JSON.stringify({ id, method, params: params ?? {}, ...(sessionId ? { sessionId } : {}) }),
+        );
+      } catch {
+        this.#pending.get(id)?.reject(disconnected());
+        this.#pending.delete(id);
+      }
     });
   }
 
@@ -174,17 +174,10 @@ export class CdpConnection {
     this.#disconnectHandlers.add(handler);
   }
 
-  close(): Promise<void> {
-    if (this.#closed) return Promise.resolve();
-    return new Promise((resolve) => {
-      const done = () => {
-        this.#onClose();
-        resolve();
-      };
-      this.#socket.addEventListener("close", done, { once: true });
-      setTimeout(done, 1_000);
-      this.#socket.close();
-    });
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    await this.#socket.close(1_000);
+    this.#onClose();
   }
 }
 

@@ -15,7 +15,13 @@ import type {
   SessionStorage,
   ToWorker,
 } from "./messages.ts";
-import { type LatestFrame, ScreencastStream, type StreamHost, type StreamStats } from "./screencast.ts";
+import {
+  type LatestFrame,
+  type PostActionFrameRequest,
+  ScreencastStream,
+  type StreamHost,
+  type StreamStats,
+} from "./screencast.ts";
 
 const log = logger("capture");
 
@@ -86,10 +92,10 @@ export class SessionCapture implements StreamHost {
     this.recorder.send({ type: "gap_end", session_id: this.sessionId, page_id: pageId, kind, end_ns: endNs });
   }
 
-  /** The page's current frame from its stream, for observations (see ScreencastStream.currentFrame). */
-  currentFrame(pageId: string, sinceNs: number, waitMs: number): Promise<LatestFrame | undefined> {
+  /** The frame standing for a page after an action (see ScreencastStream.postActionFrame). */
+  postActionFrame(pageId: string, request: PostActionFrameRequest): Promise<LatestFrame | undefined> {
     const stream = this.streams.get(pageId);
-    return stream && !this.stopped ? stream.currentFrame(sinceNs, waitMs) : Promise.resolve(undefined);
+    return stream && !this.stopped ? stream.postActionFrame(request) : Promise.resolve(undefined);
   }
 
   /** Capture pauses at the budget: one open gap per page until the session ends. */

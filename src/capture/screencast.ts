@@ -34,6 +34,21 @@ export interface StreamStats {
   terminal?: string;
 }
 
+/**
+ * How a post-action observation picks its frame. A frame received after the rendezvous (`settledNs`)
+ * stands at once. Frames received since the dispatch but before the rendezvous ended mean the page
+ * painted in response, and the rendezvous's last paint can still be in flight: the next frame within
+ * `settleMs` stands, else the latest. With nothing received since the dispatch, the next frame within
+ * `waitMs` stands (paint-to-arrival latency), else the latest, which stays current while Chrome paints
+ * nothing new.
+ */
+export interface PostActionFrameRequest {
+  dispatchedNs: number;
+  settledNs: number;
+  settleMs: number;
+  waitMs: number;
+}
+
 /** How long an unanswered ack is remembered before it is counted as unanswered. */
 const ACK_ANSWER_WAIT_MS = 30_000;
 
@@ -157,15 +172,19 @@ export class ScreencastStream {
   }
 
   /**
-   * The frame that shows the page as it is now, for a post-action observation: the first frame
-   * received after `sinceNs` (waiting up to `waitMs`), else the latest one, which stays current
-   * while Chrome paints nothing new. Undefined when the stream cannot vouch for the present
-   * (ended, hidden, or no frame yet).
+   * The frame that shows the page after an action, for its observation (see PostActionFrameRequest).
+   * Undefined when the stream cannot vouch for the present (ended, hidden, or no frame yet).
    */
-  currentFrame(sinceNs: number, waitMs: number): Promise<LatestFrame | undefined> {
+  postActionFrame(request: PostActionFrameRequest): Promise<LatestFrame | undefined> {
     if (this.stats.terminal || this.#hidden) return Promise.resolve(undefined);
     const latest = this.#latest;
-    if (latest && latest.recvNs >= sinceNs) return Promise.resolve(latest);
+    if (latest && latest.recvNs >= request.settledNs) return Promise.resolve(latest);
+    const painted = latest !== undefined && latest.recvNs >= request.dispatchedNs;
+    return this.#nextFrameWithin(painted ? request.settleMs : request.waitMs);
+  }
+
+  /** The next frame to arrive within `waitMs`, else the latest (current while nothing is painted). */
+  #nextFrameWithin(waitMs: number): Promise<LatestFrame | undefined> {
     return new Promise((resolve) => {
       const waiter = (frame: LatestFrame) => {
         clearTimeout(timer);

@@ -6,6 +6,7 @@ import { type Detail, presentSnapshot, unchangedMarker } from "../snapshot/prese
 import type { SemanticOutcome } from "../snapshot/probe.ts";
 import { cdpMessage } from "../browser/cdp.ts";
 import { jpegDimensions } from "../vision/jpeg_size.ts";
+import type { PostActionFrameRequest } from "../capture/screencast.ts";
 
 /** The spec's bounded compositor rendezvous: two animation frames, at most 250 ms. */
 export const RENDEZVOUS_CAP_MS = 250;
@@ -115,11 +116,10 @@ export interface SourceFrame {
   data: string;
 }
 
-/** Gives the page's current recorded frame: the first after `sinceNs` within `waitMs`, else the latest. */
+/** Gives the recorded frame that stands for a page after an action (see PostActionFrameRequest). */
 export type FrameSource = (
   pageId: string,
-  sinceNs: number,
-  waitMs: number,
+  request: PostActionFrameRequest,
 ) => Promise<SourceFrame | undefined>;
 
 export interface ObserveOptions {
@@ -131,10 +131,13 @@ export interface ObserveOptions {
 }
 
 /**
- * How long an observation waits for the screencast to deliver the post-rendezvous paint. A paint
- * that follows the rendezvous arrives within ~15 ms here; when none comes, nothing was painted and
- * the latest frame is the present picture.
+ * How long an observation waits for the screencast to deliver a paint (see PostActionFrameRequest).
+ * A paint reaches us ~15 ms after Chrome swaps it here. When the page painted since the dispatch, only
+ * the rendezvous's last paint can still be in flight (FRAME_SETTLE_MS); when it painted nothing since
+ * the dispatch, a paint may still be on its way (FRAME_WAIT_MS), and without one the latest frame is the
+ * present picture.
  */
+const FRAME_SETTLE_MS = 20;
 const FRAME_WAIT_MS = 40;
 
 interface Shot {
@@ -153,11 +156,13 @@ interface Shot {
  */
 async function postActionImage(
   page: PageTarget,
-  sinceNs: number,
+  times: { dispatchedNs: number; settledNs: number },
   notBeforeNs: number | undefined,
   frames: FrameSource | undefined,
 ): Promise<Shot> {
-  const frame = frames ? await frames(page.id, sinceNs, FRAME_WAIT_MS) : undefined;
+  const frame = frames
+    ? await frames(page.id, { ...times, settleMs: FRAME_SETTLE_MS, waitMs: FRAME_WAIT_MS })
+    : undefined;
   // A new document must have painted since the action; an older frame cannot stand for it.
   if (frame && (notBeforeNs === undefined || frame.recvNs >= notBeforeNs)) {
     const bytes = decodeBase64(frame.data);
@@ -225,14 +230,13 @@ export async function observe(ctx: ActionContext, opts: ObserveOptions): Promise
     warnings.push("target_hidden: the page is in the background (focus preserve); no screenshot or snapshot");
   } else {
     // Image (browser process or recorded frame) and snapshot (renderer) run side by side.
-    const sinceNs = Math.round(session.now() * 1e6);
+    const dispatchedNs = Math.round((record.dispatched_ms ?? record.started_ms) * 1e6);
+    const settledNs = Math.round(session.now() * 1e6);
     const [shotResult, snapResult] = await Promise.allSettled([
       postActionImage(
         page,
-        sinceNs,
-        page.generation !== ctx.before.generation
-          ? Math.round((record.dispatched_ms ?? record.started_ms) * 1e6)
-          : undefined,
+        { dispatchedNs, settledNs },
+        page.generation !== ctx.before.generation ? dispatchedNs : undefined,
         opts.frames,
       ),
       observeSnapshot(session, page, opts.detail === "concise"),

@@ -15,6 +15,6 @@ export function actionEnv(
     detail: args.detail ?? "concise",
     inlineImage: args.inline_images ?? inlineByDefault,
     persist: (row) => app.recorder.send({ type: "interaction", row }),
-    frames: capture ? (pageId, sinceNs, waitMs) => capture.currentFrame(pageId, sinceNs, waitMs) : undefined,
+    frames: capture ? (pageId, request) => capture.postActionFrame(pageId, request) : undefined,
   };
 }

@@ -36,11 +36,11 @@ export const viewportTools: Tool[] = [
     name: "set_viewport",
     capability: "control",
     description:
-      `Emulate a viewport on one page: a preset, explicit width/height (+device_scale_factor, mobile, touch), or clear: true. Presets: ${presetSummary()}; no user-agent change. Survives navigation, never touches other pages; reports applied metrics, the page's observed viewport and guidance.`,
+      `Emulate a viewport on one page: a preset, width/height (+device_scale_factor, mobile, touch), or clear: true. Presets: ${presetSummary()}; no user-agent change. Survives navigation; reports applied and observed viewport.`,
     input: z.strictObject({
       preset: z.enum(PRESET_NAMES).optional(),
-      width: side.optional().describe(`CSS px, ${L.min_side}-${L.max_side}`),
-      height: side.optional().describe(`CSS px, ${L.min_side}-${L.max_side}`),
+      width: side.optional(),
+      height: side.optional(),
       device_scale_factor: z.number().min(L.min_scale).max(L.max_scale).optional().describe("Default 1"),
       mobile: z.boolean().optional().describe("Mobile layout (viewport meta, page scale); default false"),
       touch: z.boolean().optional().describe("Touch emulation; default: same as mobile"),
@@ -64,7 +64,14 @@ export const viewportTools: Tool[] = [
         const sinceNs = Math.round(env.session.now() * 1e6);
         if (metrics) await applyViewport(page, intent, metrics);
         else previous = await clearViewport(page);
-        if (changes) await env.frames?.(page.id, sinceNs, REPAINT_WAIT_MS);
+        if (changes) {
+          await env.frames?.(page.id, {
+            dispatchedNs: sinceNs,
+            settledNs: sinceNs,
+            settleMs: REPAINT_WAIT_MS,
+            waitMs: REPAINT_WAIT_MS,
+          });
+        }
       });
       let observed;
       let failure: string | undefined;
