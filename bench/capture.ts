@@ -7,7 +7,10 @@
  * This file is the orchestration: arguments, the krometrail run, the comparison table and the targets.
  * The /proc readings, the Playwright run and its trace reader live in bench/lib/.
  *
- *   deno run --frozen -A bench/capture.ts [--seconds 60] [--only krometrail|playwright]
+ *   deno run --frozen -A bench/capture.ts [--seconds 60] [--only krometrail|playwright] [--page flash.html]
+ *
+ * `--page` records another fixture instead (flash.html: one full-viewport flash every 500 ms), to see
+ * the same figures when Chromium is not saturating the machine.
  */
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import type { CaptureStatus } from "../src/capture/recorder.ts";
@@ -31,8 +34,9 @@ const BYTES_PER_FRAME_TARGET = 15 * 1024;
 
 // --- arguments -----------------------------------------------------------------------------------
 
-function parseArgs(args: string[]): { seconds: number; only?: "krometrail" | "playwright" } {
+function parseArgs(args: string[]): { seconds: number; only?: "krometrail" | "playwright"; page: string } {
   let seconds = 60;
+  let page = "animation.html";
   let only: "krometrail" | "playwright" | undefined;
   for (let i = 0; i < args.length; i++) {
     const [flag, inline] = args[i].split("=", 2);
@@ -44,11 +48,16 @@ function parseArgs(args: string[]): { seconds: number; only?: "krometrail" | "pl
       const v = value();
       if (v !== "krometrail" && v !== "playwright") throw new Error("--only is krometrail or playwright");
       only = v;
+    } else if (flag === "--page") {
+      page = value();
+      if (!/^[a-z_]+\.html$/.test(page)) throw new Error("--page names a fixture page, e.g. flash.html");
     } else {
-      throw new Error(`unknown argument ${args[i]} (use --seconds N, --only krometrail|playwright)`);
+      throw new Error(
+        `unknown argument ${args[i]} (use --seconds N, --only krometrail|playwright, --page P)`,
+      );
     }
   }
-  return { seconds, only };
+  return { seconds, only, page };
 }
 
 // --- krometrail ----------------------------------------------------------------------------------
@@ -79,6 +88,10 @@ interface FrameRowLike {
   height: number;
 }
 
+/** animation.html counts its own frames; other pages report size only (0 fps). */
+const PAGE_STATS =
+  "window.benchStats ? window.benchStats() : ({ frames: 0, long_frames: 0, ms: performance.now(), width: innerWidth, height: innerHeight })";
+
 async function runKrometrail(url: string, seconds: number): Promise<Report> {
   const report: Report = {
     name: "krometrail",
@@ -100,7 +113,7 @@ async function runKrometrail(url: string, seconds: number): Promise<Report> {
     const idleRss = proc.rssKb(pid);
     await call(server, "start_browser", { headless: true, temporary: true });
     await call(server, "navigate_page", { url });
-    const page0 = (await call(server, "evaluate_page", { expression: "window.benchStats()" }))
+    const page0 = (await call(server, "evaluate_page", { expression: PAGE_STATS }))
       .value as PageStats;
     const status0 = (await call(server, "browser_status", { detail: "expanded" })).capture as CaptureStatus;
 
@@ -110,7 +123,7 @@ async function runKrometrail(url: string, seconds: number): Promise<Report> {
     tree = end.tree;
     report.usage = proc.usage(pid, start, end, trail);
 
-    const page1 = (await call(server, "evaluate_page", { expression: "window.benchStats()" }))
+    const page1 = (await call(server, "evaluate_page", { expression: PAGE_STATS }))
       .value as PageStats;
     report.page = pageWindow(page0, page1);
     const status1 = (await call(server, "browser_status", { detail: "expanded" })).capture as CaptureStatus;
@@ -371,7 +384,7 @@ function targets(r: Report): string[] {
 
 // --- main ----------------------------------------------------------------------------------------
 
-const { seconds, only } = (() => {
+const { seconds, only, page } = (() => {
   try {
     return parseArgs(Deno.args);
   } catch (err) {
@@ -381,7 +394,7 @@ const { seconds, only } = (() => {
 })();
 const site = serveStatic();
 try {
-  const url = `${site.origin}/animation.html`;
+  const url = `${site.origin}/${page}`;
   const load0 = proc.loadAverage();
   const reports: Report[] = [];
   if (only !== "playwright") {

@@ -164,7 +164,11 @@ export class LoopbackWebSocket {
         ? this.#decoder.decode(payload)
         : this.#decoder.decode(concat([...this.#fragments, payload]));
       this.#fragments = [];
-      this.onmessage(text);
+      try {
+        this.onmessage(text);
+      } catch {
+        // A failing handler loses its message, not the connection.
+      }
       for (let i = 0; i < MICROTASK_TURNS; i++) await null;
     }
   }

@@ -66,13 +66,21 @@ export function beginAction(
   };
 }
 
-export async function rendezvous(page: PageTarget): Promise<boolean> {
+/**
+ * Two animation frames, at most RENDEZVOUS_CAP_MS. A background page runs no animation frames, so the
+ * same round trip reports "hidden" at once instead of waiting out the cap.
+ */
+export async function rendezvous(page: PageTarget): Promise<"observed" | "unobserved" | "hidden"> {
   const frames = page.send("Runtime.evaluate", {
-    expression: "new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))",
+    expression: `document.visibilityState === "hidden" ? "hidden"
+      : new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => r("observed"))))`,
     awaitPromise: true,
     returnByValue: true,
-  }, RENDEZVOUS_CAP_MS + 50).then((r) => r.result.value === true).catch(() => false);
-  const cap = new Promise<boolean>((r) => setTimeout(() => r(false), RENDEZVOUS_CAP_MS));
+  }, RENDEZVOUS_CAP_MS + 50).then((r) =>
+    r.result.value === "hidden" ? "hidden" : r.result.value === "observed" ? "observed" : "unobserved"
+  )
+    .catch(() => "unobserved" as const);
+  const cap = new Promise<"unobserved">((r) => setTimeout(() => r("unobserved"), RENDEZVOUS_CAP_MS));
   return await Promise.race([frames, cap]);
 }
 
@@ -206,17 +214,19 @@ export async function observe(ctx: ActionContext, opts: ObserveOptions): Promise
 
   let hidden = false;
   if (!page.closed && !page.dialog) {
-    // A background page paints nothing: bring it forward, or under preserve say so.
-    hidden = await session.ensureVisible(page).then(() => false, () => true);
-  }
-  if (!page.closed && !page.dialog && !hidden) {
-    rendezvousObserved = await rendezvous(page);
+    let met = await rendezvous(page);
+    if (met === "hidden") {
+      // A background page paints nothing: bring it forward, or under preserve say so.
+      hidden = await session.ensureVisible(page).then(() => false, () => true);
+      if (!hidden && !page.dialog) met = await rendezvous(page);
+    }
     // A navigation the action started: settle it, then meet the compositor again on the new document.
-    if (page.loading) {
+    if (!hidden && page.loading) {
       const idle = await page.waitForIdle(NAVIGATION_SETTLE_MS);
       if (!idle) warnings.push("navigation_still_loading");
-      if (!page.dialog) rendezvousObserved = await rendezvous(page);
+      if (!page.dialog) met = await rendezvous(page);
     }
+    rendezvousObserved = met === "observed";
   }
   const navigated = page.navigationCount !== ctx.before.navigationCount || page.url !== ctx.before.url;
   const newDocument = page.generation !== ctx.before.generation;
