@@ -17,6 +17,7 @@ import type { CaptureStatus } from "../src/capture/recorder.ts";
 import { serveStatic } from "../src/demo/static_server.ts";
 import { type ServerHandle, startServer, type ToolResult } from "../tests/e2e/harness.ts";
 import { intervals, type PageStats, pageWindow, type Report } from "./lib/capture_report.ts";
+import { type AckFloor, measureAckFloor } from "./lib/ack_floor.ts";
 import { CHROMIUM } from "./lib/chromium.ts";
 import { runPlaywrightTrace } from "./lib/playwright_trace.ts";
 import * as proc from "./lib/proc_sampling.ts";
@@ -401,6 +402,15 @@ try {
     console.error(`krometrail: recording ${url.replace(site.origin, "")} for ${seconds} s …`);
     reports.push(await runKrometrail(url, seconds));
   }
+  let floor: AckFloor | undefined;
+  let floorError: string | undefined;
+  if (only !== "playwright") {
+    console.error(`bare CDP client: acknowledging for ${seconds} s …`);
+    floor = await measureAckFloor(url, seconds).catch((err) => {
+      floorError = err instanceof Error ? err.message : String(err);
+      return undefined;
+    });
+  }
   if (only !== "krometrail") {
     console.error(`Playwright tracing: recording for ${seconds} s …`);
     reports.push(
@@ -408,10 +418,19 @@ try {
     );
   }
   console.log(
-    `\nCapture benchmark: /animation.html (${VIEWPORT.width}×${VIEWPORT.height} requested), ${seconds} s window, ` +
+    `\nCapture benchmark: /${page} (${VIEWPORT.width}×${VIEWPORT.height} requested), ${seconds} s window, ` +
       `${navigator.hardwareConcurrency} CPUs, load average ${load0} before / ${proc.loadAverage()} after\n`,
   );
   console.log(table(reports, seconds));
+  if (floor || floorError) {
+    console.log(
+      floor
+        ? `\nAck floor, a bare CDP client on the same page (same socket, no storage or analysis): ` +
+          `p50 / p99 / max ${dec(floor.p50, 2)} / ${dec(floor.p99, 2)} / ${dec(floor.max, 2)} ms ` +
+          `over ${int(floor.frames)} frames, ${kb(floor.bytesPerFrame)} per frame`
+        : `\nAck floor: not measured (${floorError})`,
+    );
+  }
   console.log("\nThreads (CPU seconds in the window):");
   for (const r of reports) for (const l of threadLines(r)) console.log(l);
   console.log("\nTargets (informational, never asserted):");

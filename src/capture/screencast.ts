@@ -53,7 +53,7 @@ export interface PostActionFrameRequest {
 const ACK_ANSWER_WAIT_MS = 30_000;
 
 /** Screencast JPEG quality: small frames, still legible text. */
-const JPEG_QUALITY = 60;
+export const JPEG_QUALITY = 60;
 
 /**
  * One page's visual stream. Every frame is acknowledged first (one-shot, bounded by the deadline),
