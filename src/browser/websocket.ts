@@ -7,6 +7,8 @@
  * close only; binary frames are delivered as text too, since Chrome never sends them on this socket.
  */
 
+import { concatBytes } from "../bytes.ts";
+
 const GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
 const MAX_HEADER_BYTES = 16 * 1024;
 /** Microtask turns given after each delivered message, so code awaiting a reply resumes before the next message, as it would with one event per message. */
@@ -162,7 +164,7 @@ export class LoopbackWebSocket {
       }
       const text = this.#fragments.length === 0
         ? this.#decoder.decode(payload)
-        : this.#decoder.decode(concat([...this.#fragments, payload]));
+        : this.#decoder.decode(concatBytes([...this.#fragments, payload]));
       this.#fragments = [];
       try {
         this.onmessage(text);
@@ -245,7 +247,7 @@ async function readHead(
   while (!signal.aborted) {
     const n = await conn.read(chunk);
     if (n === null) break;
-    data = concat([data, chunk.subarray(0, n)]);
+    data = concatBytes([data, chunk.subarray(0, n)]);
     for (let i = 3; i < data.length; i++) {
       if (data[i - 3] === 13 && data[i - 2] === 10 && data[i - 1] === 13 && data[i] === 10) {
         return { head: new TextDecoder().decode(data.subarray(0, i - 3)), rest: data.slice(i + 1) };
@@ -259,14 +261,4 @@ async function readHead(
 async function acceptFor(key: string): Promise<string> {
   const digest = await crypto.subtle.digest("SHA-1", new TextEncoder().encode(key + GUID));
   return btoa(String.fromCharCode(...new Uint8Array(digest)));
-}
-
-function concat(parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
 }

@@ -3,6 +3,7 @@ import { unzlibSync, zlibSync } from "fflate";
 import { assert, assertEquals, assertThrows } from "../../assert.ts";
 import { createImage, type RgbaImage } from "../../../src/vision/image.ts";
 import { decodePng, encodePng } from "../../../src/vision/png.ts";
+import { concatBytes } from "../../../src/bytes.ts";
 
 async function ffmpeg(args: string[]): Promise<Uint8Array> {
   const out = await new Deno.Command("ffmpeg", {
@@ -34,7 +35,7 @@ async function ffmpegRgba(path: string, pixFmt: string): Promise<Uint8Array> {
 function filterTypes(png: Uint8Array, rowBytes: number): Set<number> {
   const chunks = readChunks(png);
   const idat = chunks.filter((c) => c.type === "IDAT").map((c) => c.data);
-  const raw = unzlibSync(concat(idat));
+  const raw = unzlibSync(concatBytes(idat));
   const types = new Set<number>();
   for (let at = 0; at < raw.length; at += rowBytes + 1) types.add(raw[at]);
   return types;
@@ -130,18 +131,8 @@ function crc32(bytes: Uint8Array): number {
   return (c ^ 0xffffffff) >>> 0;
 }
 
-function concat(parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-}
-
 function chunk(type: string, data: Uint8Array | number[]): Uint8Array {
-  const body = concat([new TextEncoder().encode(type), Uint8Array.from(data)]);
+  const body = concatBytes([new TextEncoder().encode(type), Uint8Array.from(data)]);
   const out = new Uint8Array(body.length + 8);
   const view = new DataView(out.buffer);
   view.setUint32(0, body.length - 4);
@@ -160,7 +151,7 @@ function ihdr(width: number, height: number, colorType: number, depth = 8, inter
 }
 
 function png(...chunks: Uint8Array[]): Uint8Array {
-  return concat([Uint8Array.from(SIGNATURE), ...chunks, chunk("IEND", [])]);
+  return concatBytes([Uint8Array.from(SIGNATURE), ...chunks, chunk("IEND", [])]);
 }
 
 /** Scanlines with filter type 0 from rows of samples. */
