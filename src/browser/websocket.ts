@@ -1,9 +1,9 @@
 /**
  * A minimal RFC 6455 client for the loopback CDP endpoint, on a TCP connection with Nagle's algorithm
- * off. Deno's WebSocket leaves Nagle on and sends a frame's header and payload as separate segments,
- * so every command of about 1 KB or more waited for Chrome's delayed ACK: a flat ~44 ms per round trip
- * (measured here: 0.8 ms for an 800-byte Runtime.evaluate, 44 ms from 1,000 to 20,000 bytes). Hit
- * tests, snapshot probes and most injected scripts are that size. CDP needs text frames, pings and
+ * off, each frame written whole. Over Deno's WebSocket every command of about 1 KB or more cost a flat
+ * ~44 ms, the signature of Nagle's algorithm waiting on Chrome's delayed ACK (measured here: 0.8 ms for
+ * an 800-byte Runtime.evaluate, 44 ms from 1,000 to 20,000 bytes; 1 ms for all of them on this socket).
+ * Hit tests, snapshot probes and most injected scripts are that size. CDP needs text frames, pings and
  * close only; binary frames are delivered as text too, since Chrome never sends them on this socket.
  */
 
@@ -11,7 +11,10 @@ import { concatBytes } from "../bytes.ts";
 
 const GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
 const MAX_HEADER_BYTES = 16 * 1024;
-/** Microtask turns given after each delivered message, so code awaiting a reply resumes before the next message, as it would with one event per message. */
+/**
+ * Microtask turns given after each delivered message, so code awaiting a reply resumes before the next
+ * message is delivered, as it would with one event per message.
+ */
 const MICROTASK_TURNS = 16;
 
 export class LoopbackWebSocket {
