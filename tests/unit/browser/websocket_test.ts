@@ -65,7 +65,7 @@ async function readClientFrame(conn: Deno.Conn, pending: { bytes: Uint8Array }) 
   return { opcode, payload };
 }
 
-async function withServer(script: (conn: Deno.Conn, pending: { bytes: Uint8Array }) => Promise<void>) {
+function withServer(script: (conn: Deno.Conn, pending: { bytes: Uint8Array }) => Promise<void>) {
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const served = (async () => {
     const conn = await listener.accept();
@@ -79,7 +79,8 @@ async function withServer(script: (conn: Deno.Conn, pending: { bytes: Uint8Array
     }
     const [request, tail] = head.split("\r\n\r\n");
     rest = new TextEncoder().encode(tail);
-    const key = request.split("\r\n").find((l) => /^sec-websocket-key:/i.test(l))!.split(":")[1].trim();
+    const keyLine = request.split("\r\n").find((l) => /^sec-websocket-key:/i.test(l)) ?? "";
+    const key = keyLine.split(":")[1]?.trim() ?? "";
     await conn.write(new TextEncoder().encode(
       `HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
         `Sec-WebSocket-Accept: ${await accept(key)}\r\n\r\n`,
@@ -104,7 +105,7 @@ async function withServer(script: (conn: Deno.Conn, pending: { bytes: Uint8Array
 
 Deno.test("text both ways, fragments joined, pings answered, 64-bit lengths, server close", async () => {
   const big = "x".repeat(70_000) + "é";
-  const server = await withServer(async (conn, pending) => {
+  const server = withServer(async (conn, pending) => {
     const echoed = await readClientFrame(conn, pending);
     assertEquals(echoed.opcode, 1);
     const text = new TextDecoder().decode(echoed.payload);
@@ -131,7 +132,7 @@ Deno.test("text both ways, fragments joined, pings answered, 64-bit lengths, ser
 });
 
 Deno.test("code awaiting a reply resumes before the next message is delivered", async () => {
-  const server = await withServer(async (conn) => {
+  const server = withServer(async (conn) => {
     const enc = new TextEncoder();
     // Two messages in one write: the reply and an event right behind it.
     const a = serverFrame(0x1, enc.encode("reply"));
