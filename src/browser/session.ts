@@ -2,7 +2,14 @@ import type { Protocol } from "devtools-protocol";
 import type { CdpConnection, CommandParams, CommandResult, Commands, EventParams, Events } from "./cdp.ts";
 import { type DialogState, pageClosed, PageTarget, type TargetOverride } from "./targets.ts";
 import { DownloadTracker } from "./downloads.ts";
-import { ToolError } from "../errors.ts";
+import {
+  navigationFailed,
+  noPage,
+  pageAttachFailed,
+  pageNotFound,
+  sessionEnded,
+  targetHidden,
+} from "./session_errors.ts";
 import { logger } from "../log.ts";
 
 const log = logger("browser");
@@ -316,41 +323,16 @@ export class BrowserSession {
   }
 
   assertLive(): void {
-    if (this.ended) {
-      throw new ToolError({
-        code: "session_ended",
-        message: `The browser session ended (${this.endReason ?? "unknown"}).`,
-        retry: "after_recovery",
-        recovery: "Call start_browser (or attach_browser) to begin a new session.",
-        affected: { session_id: this.id },
-      });
-    }
+    if (this.ended) throw sessionEnded(this.id, this.endReason);
   }
 
   /** The page named by page_id, or the selected page when omitted. */
   page(pageId?: string): PageTarget {
     this.assertLive();
     const id = pageId ?? this.selectedPageId;
-    if (!id) {
-      throw new ToolError({
-        code: "no_page",
-        message: "The browser has no open page.",
-        retry: "after_recovery",
-        recovery: "Call create_page, or start_browser for a new session.",
-        affected: { session_id: this.id },
-      });
-    }
+    if (!id) throw noPage(this.id);
     const page = this.pages.get(id);
-    if (!page) {
-      if (/^p\d+$/.test(id)) throw pageClosed(id);
-      throw new ToolError({
-        code: "page_not_found",
-        message: `No page has id ${JSON.stringify(id.slice(0, 40))}.`,
-        retry: "never",
-        recovery: "Call list_pages for the current page ids.",
-        affected: { page_id: id.slice(0, 40) },
-      });
-    }
+    if (!page) throw /^p\d+$/.test(id) ? pageClosed(id) : pageNotFound(id);
     return page;
   }
 
@@ -361,14 +343,7 @@ export class BrowserSession {
       background: background || this.config.focus === "preserve",
     });
     const page = await this.#waitForAdoption(targetId, ATTACH_TIMEOUT_MS);
-    if (!page) {
-      throw new ToolError({
-        code: "page_attach_failed",
-        message: "The new page did not become controllable in time.",
-        retry: "safe",
-        recovery: "Call list_pages; if the page is missing, create_page again.",
-      });
-    }
+    if (!page) throw pageAttachFailed();
     if (url !== "about:blank") await this.navigate(page, url, "load", 30_000);
     return page;
   }
@@ -390,16 +365,7 @@ export class BrowserSession {
    */
   async ensureVisible(page: PageTarget): Promise<void> {
     if (await page.visible()) return;
-    if (this.config.focus === "preserve") {
-      throw new ToolError({
-        code: "target_hidden",
-        message:
-          `Page ${page.id} is in the background and the session preserves focus; nothing was dispatched.`,
-        retry: "after_recovery",
-        recovery: "Call activate_page for that page first, or act on the visible page.",
-        affected: { page_id: page.id },
-      });
-    }
+    if (this.config.focus === "preserve") throw targetHidden(page.id);
     await this.#conn.send("Target.activateTarget", { targetId: page.targetId }).catch(() => {});
     for (let i = 0; i < 50 && !(await page.visible()); i++) await new Promise((r) => setTimeout(r, 20));
   }
@@ -411,16 +377,7 @@ export class BrowserSession {
     timeoutMs: number,
   ): Promise<{ loaded: boolean }> {
     const result = await page.send("Page.navigate", { url }, timeoutMs);
-    if (result.errorText) {
-      throw new ToolError({
-        code: "navigation_failed",
-        message: `Navigation failed: ${result.errorText}.`,
-        retry: "safe",
-        recovery: "Check that the URL is reachable from this machine, then navigate again.",
-        affected: { page_id: page.id },
-        details: { error_text: result.errorText },
-      });
-    }
+    if (result.errorText) throw navigationFailed(page.id, result.errorText);
     if (waitUntil === "none" || !result.loaderId) return { loaded: waitUntil === "none" ? false : true };
     return { loaded: await page.waitForLoad(result.loaderId, timeoutMs) };
   }
