@@ -5,7 +5,7 @@
  * the rest is Chromium answering while its own processes load the machine.
  */
 import { CdpConnection } from "../../src/browser/cdp.ts";
-import { chromeArgs } from "../../src/browser/launch.ts";
+import { launchChrome } from "../../src/browser/launch.ts";
 import { JPEG_QUALITY } from "../../src/capture/screencast.ts";
 import { CHROMIUM } from "./chromium.ts";
 
@@ -19,16 +19,15 @@ export interface AckFloor {
 
 export async function measureAckFloor(url: string, seconds: number): Promise<AckFloor> {
   const dir = await Deno.makeTempDir({ prefix: "krometrail-ack-floor-" });
-  const args = chromeArgs({
+  const chrome = await launchChrome({
     executable: CHROMIUM,
     userDataDir: dir,
     profileLabel: "ack-floor",
     headless: true,
   });
-  const child = new Deno.Command(CHROMIUM, { args, stdout: "null", stderr: "null" }).spawn();
   let cdp: CdpConnection | undefined;
   try {
-    cdp = await CdpConnection.connect(await devtoolsUrl(dir));
+    cdp = await CdpConnection.connect(chrome.browserWsUrl);
     const { targetInfos } = await cdp.send("Target.getTargets");
     const target = targetInfos.find((t) => t.type === "page");
     if (!target) throw new Error("no page target");
@@ -69,20 +68,9 @@ export async function measureAckFloor(url: string, seconds: number): Promise<Ack
   } finally {
     await cdp?.close().catch(() => {});
     try {
-      child.kill("SIGKILL");
+      chrome.process.kill("SIGKILL");
     } catch { /* gone */ }
-    await child.status.catch(() => {});
+    await chrome.process.status.catch(() => {});
     await Deno.remove(dir, { recursive: true }).catch(() => {});
   }
-}
-
-async function devtoolsUrl(dir: string): Promise<string> {
-  for (let i = 0; i < 400; i++) {
-    try {
-      const [port, path] = (await Deno.readTextFile(`${dir}/DevToolsActivePort`)).split("\n");
-      if (Number(port) > 0 && path) return `ws://127.0.0.1:${port}${path}`;
-    } catch { /* not yet written */ }
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error("Chromium did not open its DevTools endpoint in time");
 }

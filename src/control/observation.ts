@@ -76,10 +76,10 @@ export async function rendezvous(page: PageTarget): Promise<"observed" | "unobse
       : new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => r("observed"))))`,
     awaitPromise: true,
     returnByValue: true,
-  }, RENDEZVOUS_CAP_MS + 50).then((r) =>
-    r.result.value === "hidden" ? "hidden" : r.result.value === "observed" ? "observed" : "unobserved"
-  )
-    .catch(() => "unobserved" as const);
+  }, RENDEZVOUS_CAP_MS + 50).then(
+    (r) => r.result.value === "hidden" || r.result.value === "observed" ? r.result.value : "unobserved",
+    () => "unobserved" as const,
+  );
   const cap = new Promise<"unobserved">((r) => setTimeout(() => r("unobserved"), RENDEZVOUS_CAP_MS));
   return await Promise.race([frames, cap]);
 }

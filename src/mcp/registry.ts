@@ -155,7 +155,7 @@ export function buildCatalogue(conditions: Conditions = {}): Catalogue {
  */
 export function inputJsonSchema(
   tool: Tool,
-  form: "compact" | "full" = "full",
+  form: "compact" | "full",
 ): { type: "object"; [key: string]: unknown } {
   const schema = z.toJSONSchema(tool.input, {
     target: "draft-2020-12",
