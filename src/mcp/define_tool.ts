@@ -3,6 +3,9 @@ import { asToolError, ToolError } from "../errors.ts";
 import type { AppContext } from "./context.ts";
 import { errorOutput, type ToolOutput } from "./response.ts";
 import type { CapabilityName } from "./registry.ts";
+import { logger } from "../log.ts";
+
+const log = logger("mcp");
 
 export interface ToolAnnotations {
   readOnlyHint?: boolean;
@@ -16,6 +19,8 @@ export interface ToolDefinition<S extends z.ZodObject = z.ZodObject> {
   capability: CapabilityName;
   description: string;
   input: S;
+  /** What structuredContent holds (output_schemas.ts); advertised as outputSchema. */
+  output: z.ZodObject;
   annotations?: ToolAnnotations;
   handler: (args: z.output<S>, app: AppContext) => Promise<ToolOutput>;
 }
@@ -26,6 +31,7 @@ export interface Tool {
   capability: CapabilityName;
   description: string;
   input: z.ZodObject;
+  output: z.ZodObject;
   annotations?: ToolAnnotations;
   /** Validates strictly (unknown arguments fail before anything runs), then calls the handler. */
   run(rawArgs: unknown, app: AppContext): Promise<ToolOutput>;
@@ -49,18 +55,36 @@ export function invalidArguments(tool: string, error: z.ZodError): ToolError {
   });
 }
 
+/**
+ * The client rejects a whole result whose structuredContent breaks the advertised outputSchema, so a
+ * drift between a handler and its schema is logged here, where it can be traced to the tool.
+ */
+function checkOutput(tool: string, schema: z.ZodObject, structured: Record<string, unknown>): void {
+  const checked = schema.safeParse(structured);
+  if (checked.success) return;
+  const issue = checked.error.issues[0];
+  log.error("{tool}: structuredContent does not match its output schema at {path}: {problem}", {
+    tool,
+    path: issue?.path.map(String).join(".") ?? "",
+    problem: issue?.message.slice(0, 200) ?? "",
+  });
+}
+
 export function defineTool<S extends z.ZodObject>(def: ToolDefinition<S>): Tool {
   return {
     name: def.name,
     capability: def.capability,
     description: def.description,
     input: def.input,
+    output: def.output,
     annotations: def.annotations,
     async run(rawArgs, app) {
       const parsed = def.input.safeParse(rawArgs ?? {});
       if (!parsed.success) return errorOutput(invalidArguments(def.name, parsed.error));
       try {
-        return await def.handler(parsed.data, app);
+        const out = await def.handler(parsed.data, app);
+        if (!out.isError) checkOutput(def.name, def.output, out.structured);
+        return out;
       } catch (err) {
         return errorOutput(asToolError(err));
       }

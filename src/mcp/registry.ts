@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { Tool } from "./define_tool.ts";
-import { advertisedFormOverride, compactInputSchema } from "./schema_compact.ts";
+import { advertisedFormOverride, compactInputSchema, compactOutputSchema } from "./schema_compact.ts";
 import { browserTools } from "./tools/browser.ts";
 import { pageTools } from "./tools/pages.ts";
 import { inspectTools } from "./tools/inspect.ts";
@@ -167,10 +167,27 @@ export function inputJsonSchema(
   return form === "compact" ? { ...compactInputSchema(out), type: "object" } : out;
 }
 
+/**
+ * The JSON Schema of a tool's structuredContent (non-error results): "full" for docs/tools.md,
+ * "compact" (top-level names and types) for tools/list.
+ */
+export function outputJsonSchema(
+  tool: Tool,
+  form: "compact" | "full",
+): { type: "object"; [key: string]: unknown } {
+  const schema = z.toJSONSchema(tool.output, { target: "draft-2020-12", io: "output" }) as Record<
+    string,
+    unknown
+  >;
+  delete schema.$schema;
+  return { ...(form === "compact" ? compactOutputSchema(schema) : schema), type: "object" };
+}
+
 export interface ToolDescriptor {
   name: string;
   description: string;
   inputSchema: { type: "object"; [key: string]: unknown };
+  outputSchema: { type: "object"; [key: string]: unknown };
   annotations?: Record<string, boolean>;
 }
 
@@ -183,6 +200,7 @@ export function describeTool(tool: Tool, schema: "compact" | "full" = "compact")
     name: tool.name,
     description: tool.description,
     inputSchema: inputJsonSchema(tool, schema),
+    outputSchema: outputJsonSchema(tool, schema),
     ...(tool.annotations ? { annotations: { ...tool.annotations } as Record<string, boolean> } : {}),
   };
 }

@@ -61,3 +61,26 @@ function compactNode(node: unknown, top: boolean): unknown {
   }
   return out;
 }
+
+/**
+ * The advertised outputSchema: the top level's field names and types, nothing required. The client
+ * rejects a whole result that breaks it, so it stays this loose: nested objects and arrays are named by
+ * type alone and every object is open. The zod schema behind it (required fields, nested key fields) is
+ * checked on the server, and docs/tools.md shows it.
+ */
+export function compactOutputSchema(schema: Json): Json {
+  const props = (schema.properties ?? {}) as Record<string, Json>;
+  return {
+    type: "object",
+    properties: Object.fromEntries(Object.entries(props).map(([name, p]) => [name, typeOnly(p)])),
+  };
+}
+
+function typeOnly(p: Json): Json {
+  if (Array.isArray(p.enum)) return { enum: p.enum };
+  if (Array.isArray(p.anyOf)) {
+    const types = (p.anyOf as Json[]).map((a) => a.type);
+    return types.every((t) => typeof t === "string") ? { type: types } : {};
+  }
+  return typeof p.type === "string" ? { type: p.type } : {};
+}

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { click, fill, pressKeys } from "../../control/actions.ts";
 import { handleDialog } from "../../control/dialogs.ts";
 import { defineTool } from "../define_tool.ts";
+import { OUTPUT_SCHEMAS } from "../output_schemas.ts";
 import { observationOutput } from "../response.ts";
 import { detail, inlineImages, pageId, targetFields } from "../schemas.ts";
 import { actionEnv } from "./action_env.ts";
@@ -17,6 +18,7 @@ export const actionTools = [
   defineTool({
     name: "click",
     capability: "control",
+    output: OUTPUT_SCHEMAS.click,
     description: "Click an element (ref, locator or selector) or x/y; returns the live observation.",
     input: z.strictObject({
       ...targetFields,
@@ -37,6 +39,7 @@ export const actionTools = [
   defineTool({
     name: "fill",
     capability: "control",
+    output: OUTPUT_SCHEMAS.fill,
     description: "Replace a field's value (text, textarea, contenteditable, date/time) and observe.",
     input: z.strictObject({
       ref: targetFields.ref,
@@ -51,6 +54,7 @@ export const actionTools = [
   defineTool({
     name: "press_keys",
     capability: "control",
+    output: OUTPUT_SCHEMAS.press_keys,
     description:
       'Press keys or chords in order, e.g. "Enter" or ["Control+a", "Delete"]; optional focus target.',
     input: z.strictObject({
@@ -70,6 +74,7 @@ export const actionTools = [
   defineTool({
     name: "handle_dialog",
     capability: "control",
+    output: OUTPUT_SCHEMAS.handle_dialog,
     description:
       "Accept or dismiss the open alert/confirm/prompt/beforeunload dialog; prompt_text answers a prompt.",
     input: z.strictObject({

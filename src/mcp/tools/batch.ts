@@ -4,6 +4,7 @@ import type { RowMessage } from "../../capture/messages.ts";
 import { ToolError } from "../../errors.ts";
 import type { AppContext } from "../context.ts";
 import { defineTool, invalidArguments, type Tool } from "../define_tool.ts";
+import { OUTPUT_SCHEMAS } from "../output_schemas.ts";
 import type { ImagePart, ToolOutput } from "../response.ts";
 import { actionTools } from "./actions.ts";
 import { downloadTools } from "./downloads.ts";
@@ -255,6 +256,7 @@ export function batchTool(extra: Tool[]): Tool {
   return defineTool({
     name: "batch",
     capability: "control",
+    output: OUTPUT_SCHEMAS.batch,
     description:
       "Run control tools in order, each step {tool, args} (all validated first); each reports status, elapsed_ms and interaction. Stops at the first failure unless continue_on_error; deadline_ms bounds the batch. Returns the last step's observation; per-step screenshots with screenshots: true.",
     input: z.strictObject({

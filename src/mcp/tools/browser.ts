@@ -2,6 +2,7 @@ import { z } from "zod";
 import type { BrowserSession } from "../../browser/session.ts";
 import { listManagedProfiles } from "../../store/profiles.ts";
 import { defineTool } from "../define_tool.ts";
+import { OUTPUT_SCHEMAS } from "../output_schemas.ts";
 import type { AppContext } from "../context.ts";
 import { output } from "../response.ts";
 import type { CaptureStatus } from "../../capture/recorder.ts";
@@ -90,6 +91,7 @@ export const browserTools = [
   defineTool({
     name: "start_browser",
     capability: "control",
+    output: OUTPUT_SCHEMAS.start_browser,
     description:
       "Launch Chrome with a managed profile (default: reusable 'default'), a named profile, or a temporary one.",
     input: z.strictObject({
@@ -120,6 +122,7 @@ export const browserTools = [
   defineTool({
     name: "attach_browser",
     capability: "control",
+    output: OUTPUT_SCHEMAS.attach_browser,
     description: "Attach to a running Chrome's CDP endpoint on loopback, e.g. http://127.0.0.1:9222.",
     input: z.strictObject({
       endpoint: z.string().max(2_048),
@@ -140,6 +143,7 @@ export const browserTools = [
   defineTool({
     name: "browser_status",
     capability: "control",
+    output: OUTPUT_SCHEMAS.browser_status,
     description: "Browser, profile, pages, open dialogs and capture configuration.",
     input: z.strictObject({ detail: detail.optional() }),
     annotations: { readOnlyHint: true },
@@ -152,6 +156,7 @@ export const browserTools = [
   defineTool({
     name: "stop_browser",
     capability: "control",
+    output: OUTPUT_SCHEMAS.stop_browser,
     description: "Close a launched browser, or detach from an attached one without closing it.",
     input: z.strictObject({}),
     annotations: { idempotentHint: true },
@@ -179,6 +184,7 @@ export const browserTools = [
   defineTool({
     name: "list_managed_profiles",
     capability: "control",
+    output: OUTPUT_SCHEMAS.list_managed_profiles,
     description: "Managed browser profiles under the data directory and whether each is in use.",
     input: z.strictObject({}),
     annotations: { readOnlyHint: true },

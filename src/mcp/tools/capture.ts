@@ -3,6 +3,7 @@ import { frameBytes, getFrames, listFrames, listGaps } from "../../capture/frame
 import { limitExceeded, ToolError } from "../../errors.ts";
 import { encodeBase64 } from "../base64.ts";
 import { defineTool } from "../define_tool.ts";
+import { OUTPUT_SCHEMAS } from "../output_schemas.ts";
 import { output } from "../response.ts";
 import { inlineImages, pageId } from "../schemas.ts";
 import { resolveSession, sessionId } from "./sessions.ts";
@@ -16,6 +17,7 @@ export const captureTools = [
   defineTool({
     name: "list_source_frames",
     capability: "temporal-vision",
+    output: OUTPUT_SCHEMAS.list_source_frames,
     description:
       "Recorded frames in time order (by range or interaction), paginated with offset/next_offset.",
     input: z.strictObject({
@@ -77,6 +79,7 @@ export const captureTools = [
   defineTool({
     name: "fetch_source_frames",
     capability: "temporal-vision",
+    output: OUTPUT_SCHEMAS.fetch_source_frames,
     description:
       `Fetch up to ${FETCH_FRAME_LIMIT} recorded frames by frame id; the first is inlined unless inline_images is false.`,
     input: z.strictObject({
@@ -121,6 +124,7 @@ export const captureTools = [
   defineTool({
     name: "delete_session",
     capability: "temporal-vision",
+    output: OUTPUT_SCHEMAS.delete_session,
     description: "Delete a stopped session's frames, events, interactions and index rows.",
     input: z.strictObject({ session_id: z.string().max(64) }),
     annotations: { destructiveHint: true },

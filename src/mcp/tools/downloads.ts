@@ -9,6 +9,7 @@ import type { DownloadRow } from "../../browser/downloads.ts";
 import { interact, usablePage } from "../../control/interaction.ts";
 import { ToolError } from "../../errors.ts";
 import { defineTool, type Tool } from "../define_tool.ts";
+import { OUTPUT_SCHEMAS } from "../output_schemas.ts";
 import { observationOutput, output } from "../response.ts";
 import { detail, inlineImages, pageId } from "../schemas.ts";
 import { actionEnv } from "./action_env.ts";
@@ -32,6 +33,7 @@ export const downloadTools: Tool[] = [
   defineTool({
     name: "list_downloads",
     capability: "control",
+    output: OUTPUT_SCHEMAS.list_downloads,
     description:
       "Downloads of this session (newest last) and a cursor; completed managed downloads carry a resource URI.",
     input: z.strictObject({ detail: detail.optional() }),
@@ -59,6 +61,7 @@ export const downloadTools: Tool[] = [
   defineTool({
     name: "wait_for_download",
     capability: "control",
+    output: OUTPUT_SCHEMAS.wait_for_download,
     description:
       "Wait for a download that began after the cursor `after` (from list_downloads) to finish; returns its row.",
     input: z.strictObject({
@@ -95,6 +98,7 @@ export const downloadTools: Tool[] = [
   defineTool({
     name: "read_clipboard",
     capability: "control",
+    output: OUTPUT_SCHEMAS.read_clipboard,
     description: "Read the page clipboard's text (explicit request only; up to 100000 characters).",
     input: z.strictObject({ page_id: pageId.optional() }),
     annotations: { readOnlyHint: true },
@@ -112,6 +116,7 @@ export const downloadTools: Tool[] = [
   defineTool({
     name: "write_clipboard",
     capability: "control",
+    output: OUTPUT_SCHEMAS.write_clipboard,
     description:
       "Write text to the page clipboard, confirmed by reading it back; returns the live observation.",
     input: z.strictObject({ text: z.string().max(CLIPBOARD_TEXT_LIMIT), ...observed }),
@@ -134,6 +139,7 @@ export const downloadTools: Tool[] = [
   defineTool({
     name: "activate_page",
     capability: "control",
+    output: OUTPUT_SCHEMAS.activate_page,
     description:
       "Bring a page to the foreground once (even under focus preserve); selection is unchanged. Returns an image.",
     input: z.strictObject(observed),

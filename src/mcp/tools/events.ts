@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { queryEvents } from "../../capture/events_query.ts";
 import { defineTool } from "../define_tool.ts";
+import { OUTPUT_SCHEMAS } from "../output_schemas.ts";
 import { output } from "../response.ts";
 import { pageId } from "../schemas.ts";
 import { optionalRange, rangeFields } from "./temporal_args.ts";
@@ -21,6 +22,7 @@ export const eventTools = [
   defineTool({
     name: "query_browser_events",
     capability: "browser-events",
+    output: OUTPUT_SCHEMAS.query_browser_events,
     description:
       "Console, exceptions, requests (metadata only), failures, navigation, lifecycle, targets and dialogs, in time order.",
     input: z.strictObject({

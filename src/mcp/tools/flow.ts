@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { describeCondition, ELEMENT_STATES, type WaitCondition, waitFor } from "../../control/wait.ts";
 import { defineTool, type Tool } from "../define_tool.ts";
+import { OUTPUT_SCHEMAS } from "../output_schemas.ts";
 import { output } from "../response.ts";
 import { locator, pageId, ref, selector } from "../schemas.ts";
 import { batchTool } from "./batch.ts";
@@ -94,6 +95,7 @@ function echo(a: z.output<typeof waitInput>, c: WaitCondition): Record<string, u
 const waitTool = defineTool({
   name: "wait",
   capability: "control",
+  output: OUTPUT_SCHEMAS.wait,
   description:
     "Wait for one condition: time_ms; text (gone: true for absent); an element state (ref/locator/selector + state); locator + present (full accessibility tree; returns the count); navigation after the call (url_includes); a truthy JS condition; or network_quiet_ms. timeout_ms default 10000, then wait_timeout.",
   input: waitInput,

@@ -10,6 +10,7 @@ import type { PageTarget } from "../../browser/targets.ts";
 import { acquireSnapshot } from "../../snapshot/acquire.ts";
 import { presentSnapshot } from "../../snapshot/present.ts";
 import { defineTool } from "../define_tool.ts";
+import { OUTPUT_SCHEMAS } from "../output_schemas.ts";
 import { output } from "../response.ts";
 import { detail, inlineImages, pageId, targetFields } from "../schemas.ts";
 
@@ -22,6 +23,7 @@ export const inspectTools = [
   defineTool({
     name: "snapshot_page",
     capability: "control",
+    output: OUTPUT_SCHEMAS.snapshot_page,
     description:
       "Accessibility snapshot with refs. concise: ranked target index; expanded: structure; full: all.",
     input: z.strictObject({ page_id: pageId.optional(), detail: detail.optional() }),
@@ -38,6 +40,7 @@ export const inspectTools = [
   defineTool({
     name: "take_screenshot",
     capability: "control",
+    output: OUTPUT_SCHEMAS.take_screenshot,
     description: "Screenshot the viewport, the full page, an element (ref/locator/selector) or a region.",
     input: z.strictObject({
       page_id: pageId.optional(),
@@ -164,6 +167,7 @@ export const inspectTools = [
   defineTool({
     name: "evaluate_page",
     capability: "control",
+    output: OUTPUT_SCHEMAS.evaluate_page,
     description: "Evaluate a JavaScript expression in the page; promises are awaited; returns JSON.",
     input: z.strictObject({
       expression: z.string().max(100_000),
@@ -208,6 +212,7 @@ export const inspectTools = [
   defineTool({
     name: "inspect_page",
     capability: "control",
+    output: OUTPUT_SCHEMAS.inspect_page,
     description:
       "URL, title, viewport, scroll, load and history state of a page; include frames and/or privacy-bounded assets.",
     input: z.strictObject({

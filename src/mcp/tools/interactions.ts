@@ -6,6 +6,7 @@ import { hover } from "../../control/pointer.ts";
 import { scroll } from "../../control/scroll.ts";
 import { ToolError } from "../../errors.ts";
 import { defineTool, type Tool } from "../define_tool.ts";
+import { OUTPUT_SCHEMAS } from "../output_schemas.ts";
 import { observationOutput } from "../response.ts";
 import {
   coordinate,
@@ -74,6 +75,7 @@ export const interactionTools: Tool[] = [
   defineTool({
     name: "hover",
     capability: "control",
+    output: OUTPUT_SCHEMAS.hover,
     description:
       "Move the mouse to an element's centre (ref, locator or selector; hit-tested like click) or x/y, and observe.",
     input: z.strictObject({ ...targetFields, ...observed }),
@@ -82,6 +84,7 @@ export const interactionTools: Tool[] = [
   defineTool({
     name: "drag",
     capability: "control",
+    output: OUTPUT_SCHEMAS.drag,
     description:
       "Drag with real mouse input from a target (ref, locator, selector or x/y) to `to`; HTML5 drag-and-drop and pointer sliders both work.",
     input: z.strictObject({
@@ -102,6 +105,7 @@ export const interactionTools: Tool[] = [
   defineTool({
     name: "scroll",
     capability: "control",
+    output: OUTPUT_SCHEMAS.scroll,
     description:
       "Scroll by dx/dy CSS px (mouse wheel at the target, x/y or viewport centre), or bring an element into view; reports scroll before/after.",
     input: z.strictObject({
@@ -123,6 +127,7 @@ export const interactionTools: Tool[] = [
   defineTool({
     name: "select_option",
     capability: "control",
+    output: OUTPUT_SCHEMAS.select_option,
     description:
       "Choose options of a native <select> by value, label or 0-based index (arrays for multiple); fires input and change.",
     input: z.strictObject({
@@ -147,6 +152,7 @@ export const interactionTools: Tool[] = [
   defineTool({
     name: "upload_files",
     capability: "control",
+    output: OUTPUT_SCHEMAS.upload_files,
     description:
       "Set local files on a native file input, or the one input a label/button is bound to; paths must be readable regular files.",
     input: z.strictObject({

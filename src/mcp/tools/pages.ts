@@ -2,6 +2,7 @@ import { z } from "zod";
 import { navigation } from "../../control/navigation.ts";
 import { ToolError } from "../../errors.ts";
 import { defineTool } from "../define_tool.ts";
+import { OUTPUT_SCHEMAS } from "../output_schemas.ts";
 import { observationOutput, output } from "../response.ts";
 import { detail, inlineImages, pageId } from "../schemas.ts";
 import { actionEnv } from "./action_env.ts";
@@ -45,6 +46,7 @@ export const pageTools = [
   defineTool({
     name: "list_pages",
     capability: "control",
+    output: OUTPUT_SCHEMAS.list_pages,
     description: "Open pages with ids, URLs, titles, openers and dialog state.",
     input: z.strictObject({}),
     annotations: { readOnlyHint: true },
@@ -62,6 +64,7 @@ export const pageTools = [
   defineTool({
     name: "create_page",
     capability: "control",
+    output: OUTPUT_SCHEMAS.create_page,
     description: "Open a new page (tab), optionally at a URL, and select it.",
     input: z.strictObject({ url: z.string().max(8_192).optional(), background: z.boolean().optional() }),
     handler: async (args, app) => {
@@ -77,6 +80,7 @@ export const pageTools = [
   defineTool({
     name: "select_page",
     capability: "control",
+    output: OUTPUT_SCHEMAS.select_page,
     description: "Make a page the default target of page-scoped tools.",
     input: z.strictObject({ page_id: pageId }),
     handler: async (args, app) => {
@@ -90,6 +94,7 @@ export const pageTools = [
   defineTool({
     name: "close_page",
     capability: "control",
+    output: OUTPUT_SCHEMAS.close_page,
     description: "Close a page (default: the selected one).",
     input: z.strictObject({ page_id: pageId.optional() }),
     annotations: { destructiveHint: true },
@@ -115,6 +120,7 @@ export const pageTools = [
   defineTool({
     name: "navigate_page",
     capability: "control",
+    output: OUTPUT_SCHEMAS.navigate_page,
     description: "Navigate a page to a URL and return the live observation.",
     input: z.strictObject({
       url: z.string().max(8_192),
@@ -135,6 +141,7 @@ export const pageTools = [
   defineTool({
     name: "reload_page",
     capability: "control",
+    output: OUTPUT_SCHEMAS.reload_page,
     description: "Reload a page and return the live observation.",
     input: z.strictObject({
       ignore_cache: z.boolean().optional(),
@@ -153,6 +160,7 @@ export const pageTools = [
   defineTool({
     name: "go_back",
     capability: "control",
+    output: OUTPUT_SCHEMAS.go_back,
     description: "Go back one history entry.",
     input: z.strictObject({ timeout_ms: timeoutMs.optional(), ...observed }),
     handler: async (args, app) =>
@@ -166,6 +174,7 @@ export const pageTools = [
   defineTool({
     name: "go_forward",
     capability: "control",
+    output: OUTPUT_SCHEMAS.go_forward,
     description: "Go forward one history entry.",
     input: z.strictObject({ timeout_ms: timeoutMs.optional(), ...observed }),
     handler: async (args, app) =>

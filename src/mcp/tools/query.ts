@@ -4,6 +4,7 @@ import { pageForTarget } from "../../control/targeting.ts";
 import { runQuery } from "../../snapshot/query_page.ts";
 import { presentQuery } from "../../snapshot/query_present.ts";
 import { defineTool, type Tool } from "../define_tool.ts";
+import { OUTPUT_SCHEMAS } from "../output_schemas.ts";
 import { output } from "../response.ts";
 import { detail, locator, pageId } from "../schemas.ts";
 
@@ -11,6 +12,7 @@ export const queryTools: Tool[] = [
   defineTool({
     name: "query_page",
     capability: "control",
+    output: OUTPUT_SCHEMAS.query_page,
     description:
       "Resolve a semantic locator: unique (with its ref), no_match, ambiguous or truncated (never a ref).",
     input: z.strictObject({ locator, page_id: pageId.optional(), detail: detail.optional() }),

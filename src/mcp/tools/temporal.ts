@@ -17,6 +17,7 @@ import { DEFAULT_MAX_TILES, MAX_TILES, MIN_TILES } from "../../temporal/selectio
 import { encodeBase64 } from "../base64.ts";
 import type { AppContext } from "../context.ts";
 import { defineTool } from "../define_tool.ts";
+import { OUTPUT_SCHEMAS } from "../output_schemas.ts";
 import { output, type ToolOutput } from "../response.ts";
 import { detail, inlineImages } from "../schemas.ts";
 import { artifactEnv, pendingTailMs, rangeFields, rangeOf } from "./temporal_args.ts";
@@ -155,6 +156,7 @@ export const temporalTools = [
   defineTool({
     name: "resolve_temporal_range",
     capability: "temporal-vision",
+    output: OUTPUT_SCHEMAS.resolve_temporal_range,
     description:
       "Resolve an anchor (interaction, navigation, marker, frames, times) to an exact range, a range_handle and capture quality.",
     input: z.strictObject({ ...rangeFields, detail: detail.optional() }),
@@ -173,6 +175,7 @@ export const temporalTools = [
   defineTool({
     name: "temporal_debug_bundle",
     capability: "temporal-vision",
+    output: OUTPUT_SCHEMAS.temporal_debug_bundle,
     description:
       "Start here to see what happened over time: header of measurements, storyboard, before/during/after, difference map, nearby events.",
     input: z.strictObject({
@@ -215,6 +218,7 @@ export const temporalTools = [
   defineTool({
     name: "generate_artifacts",
     capability: "temporal-vision",
+    output: OUTPUT_SCHEMAS.generate_artifacts,
     description:
       "Generate storyboard, difference_map, motion_history, composite or region_filmstrip (needs region) images for a range, with provenance manifests.",
     input: z.strictObject({
@@ -248,6 +252,7 @@ export const temporalTools = [
   defineTool({
     name: "generate_region_filmstrip",
     capability: "temporal-vision",
+    output: OUTPUT_SCHEMAS.generate_region_filmstrip,
     description:
       "One region across time at readable scale, beside a locator image. Region by viewport coords, a frame's pixels, a ref, or a mask.",
     input: z.strictObject({

@@ -10,6 +10,7 @@ import { encodeVideo, videoManifest } from "../../temporal/video.ts";
 import { planVideo } from "../../temporal/video_plan.ts";
 import { decodeJpeg } from "../../vision/jpeg_decode.ts";
 import { defineTool } from "../define_tool.ts";
+import { OUTPUT_SCHEMAS } from "../output_schemas.ts";
 import { output } from "../response.ts";
 import { artifactEnv, rangeFields, rangeOf } from "./temporal_args.ts";
 import { rangeText } from "./temporal_region.ts";
@@ -18,6 +19,7 @@ export const videoTools = [
   defineTool({
     name: "generate_temporal_video",
     capability: "temporal-video",
+    output: OUTPUT_SCHEMAS.generate_temporal_video,
     description:
       "Bounded MP4/H.264 clip (no audio) of a range: real_time keeps recorded timing; model_optimized holds meaningful states. Gaps become slates.",
     input: z.strictObject({

@@ -17,6 +17,7 @@ import { assessViewport, describeViewport } from "../../browser/viewport_report.
 import { cdpMessage } from "../../browser/cdp.ts";
 import { interact, usablePage } from "../../control/interaction.ts";
 import type { Tool } from "../define_tool.ts";
+import { OUTPUT_SCHEMAS } from "../output_schemas.ts";
 import { defineTool } from "../define_tool.ts";
 import { observationOutput } from "../response.ts";
 import { detail, inlineImages, pageId } from "../schemas.ts";
@@ -35,6 +36,7 @@ export const viewportTools: Tool[] = [
   defineTool({
     name: "set_viewport",
     capability: "control",
+    output: OUTPUT_SCHEMAS.set_viewport,
     description:
       `Emulate a viewport on one page: a preset, width/height (+device_scale_factor, mobile, touch), or clear: true. Presets: ${presetSummary()}; no user-agent change. Survives navigation; reports applied and observed viewport.`,
     input: z.strictObject({
