@@ -54,7 +54,7 @@ export class LoopbackWebSocket {
     try {
       conn = await Deno.connect({ hostname, port, signal: controller.signal });
       conn.setNoDelay(true);
-      const key = btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(16))));
+      const key = crypto.getRandomValues(new Uint8Array(16)).toBase64();
       const request = `GET ${u.pathname}${u.search} HTTP/1.1\r\nHost: ${u.host}\r\nUpgrade: websocket\r\n` +
         `Connection: Upgrade\r\nSec-WebSocket-Key: ${key}\r\nSec-WebSocket-Version: 13\r\n\r\n`;
       await writeAll(conn, new TextEncoder().encode(request));
@@ -263,5 +263,5 @@ async function readHead(
 
 async function acceptFor(key: string): Promise<string> {
   const digest = await crypto.subtle.digest("SHA-1", new TextEncoder().encode(key + GUID));
-  return btoa(String.fromCharCode(...new Uint8Array(digest)));
+  return new Uint8Array(digest).toBase64();
 }

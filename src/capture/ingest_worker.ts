@@ -110,16 +110,9 @@ function writerFor(sessionId: string, pageId: string): SegmentWriter {
   return w;
 }
 
-function decodeBase64(data: string): Uint8Array {
-  const bin = atob(data);
-  const out = new Uint8Array(bin.length);
-  for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
-  return out;
-}
-
 function ingest(m: FrameMessage): void {
   const key = `${m.session_id}/${m.page_id}`;
-  const bytes = decodeBase64(m.data);
+  const bytes = Uint8Array.fromBase64(m.data);
   const warnings: string[] = [];
   let measure: ReturnType<typeof measureFrame> | undefined;
   try {

@@ -92,10 +92,7 @@ export function pngSize(bytes: Uint8Array): { width: number; height: number } {
 }
 
 export function decodeBase64(data: string): Uint8Array {
-  const bin = atob(data);
-  const out = new Uint8Array(bin.length);
-  for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
-  return out;
+  return Uint8Array.fromBase64(data);
 }
 
 export interface Observation {

@@ -152,10 +152,7 @@ let heap: WasmHeap | undefined;
 
 export function wasm(): WasmHeap {
   if (!heap) {
-    const text = atob(KERNELS_WASM_BASE64);
-    const bytes = new Uint8Array(text.length);
-    for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
-    heap = new WasmHeap(bytes);
+    heap = new WasmHeap(Uint8Array.fromBase64(KERNELS_WASM_BASE64));
   }
   return heap;
 }

@@ -2,6 +2,7 @@ import { join } from "node:path";
 import { assert, assertEquals, assertThrows } from "../../assert.ts";
 import { openIndex } from "../../../src/store/index_db.ts";
 import {
+  frameHeader,
   type PersistenceCause,
   PersistenceError,
   readFrame,
@@ -73,6 +74,24 @@ Deno.test("a crash tail is dropped by the scan: only complete records survive", 
   } finally {
     cleanup();
   }
+});
+
+Deno.test("record checksums are standard CRC-32, so segments written before the switch still verify", () => {
+  const check = (payload: Uint8Array) => new DataView(frameHeader(1, 0, payload).buffer).getUint32(20);
+  assertEquals(check(new TextEncoder().encode("123456789")), 0xcbf43926, "the CRC-32 check value");
+  assertEquals(check(new Uint8Array(0)), 0);
+  // A record laid out by hand with the table-loop CRC the writer used before scans as complete.
+  const payload = Uint8Array.from({ length: 70_000 }, (_, i) => (i * 31 + (i >> 8)) & 255);
+  let c = 0xffffffff;
+  for (const b of payload) {
+    c ^= b;
+    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+  }
+  const record = new Uint8Array(24 + payload.length);
+  record.set(frameHeader(9, 5, payload));
+  new DataView(record.buffer).setUint32(20, (c ^ 0xffffffff) >>> 0);
+  record.set(payload, 24);
+  assertEquals(scanSegment(record).records.map((r) => [r.ordinal, r.length]), [[9, payload.length]]);
 });
 
 Deno.test("a write failure is terminal for the writer", () => {
