@@ -96,6 +96,36 @@ export function listFrames(db: DatabaseSync, q: FrameQuery): { frames: FrameRow[
   return { frames: rows.map(present), total };
 }
 
+export interface OnScreenFrame {
+  /** The last frame received at or before the instant: what the page showed then. */
+  frame: FrameRow;
+  /** The frame that replaced it, if one has been received since. */
+  next?: { frame_id: number; session_time_ns: number };
+}
+
+/** The frame a page showed at an instant (Chrome sends a frame only when it paints). */
+export function frameOnScreen(
+  db: DatabaseSync,
+  sessionId: string,
+  pageId: string,
+  atNs: number,
+): OnScreenFrame | undefined {
+  const at = Math.round(atNs);
+  const row = db.prepare(
+    `SELECT * FROM frames WHERE session_id = ? AND page_id = ? AND recv_ns <= ?
+     ORDER BY recv_ns DESC, ordinal DESC LIMIT 1`,
+  ).get(sessionId, pageId, at) as unknown as RawFrame | undefined;
+  if (!row) return undefined;
+  const next = db.prepare(
+    `SELECT id, recv_ns FROM frames WHERE session_id = ? AND page_id = ? AND recv_ns > ?
+     ORDER BY recv_ns, ordinal LIMIT 1`,
+  ).get(sessionId, pageId, at) as { id: number; recv_ns: number } | undefined;
+  return {
+    frame: present(row),
+    ...(next ? { next: { frame_id: next.id, session_time_ns: next.recv_ns } } : {}),
+  };
+}
+
 export function getFrames(db: DatabaseSync, sessionId: string, ids: number[]): FrameRow[] {
   if (ids.length === 0) return [];
   const rows = db.prepare(

@@ -48,5 +48,7 @@ export const CONVENTIONS =
   "detail: concise (default), expanded or full. inline_images: false keeps images as resources only. " +
   "Temporal tools take range, range_handle or interaction_id; a range is one anchor, widened by " +
   "before_ms/after_ms, with allow_partial (default true) and require_complete. " +
+  "An instant ({at_ms}, or offset_ms from an interaction's dispatch, a navigation or a marker; negative is " +
+  "before) stands for the frame on screen then: list_source_frames and resolve_temporal_range take it. " +
   "Limits not shown in schemas are enforced " +
   "and named in the invalid_arguments error.";

@@ -76,6 +76,8 @@ export interface ResolvedRange {
   complete: boolean;
   warnings: RangeWarning[];
   gaps: GapSpan[];
+  /** Set for an instant (start = end): it stands for the frame on screen then, the last at or before it. */
+  instant?: true;
 }
 
 export interface ResolveOptions {
@@ -91,14 +93,67 @@ function overlaps(g: GapSpan, start: number, end: number, coverageEnd: number): 
   return g.start_ns <= end && (g.end_ns ?? coverageEnd) >= start;
 }
 
-function rangeError(code: string, message: string, recovery: string, sessionId: string, pageId: string) {
+function rangeError(
+  code: string,
+  message: string,
+  recovery: string,
+  sessionId: string,
+  pageId: string,
+  retry: "never" | "after_recovery" = "never",
+) {
   return new ToolError({
     code,
     message,
-    retry: "never",
+    retry,
     recovery,
     affected: { session_id: sessionId, page_id: pageId },
   });
+}
+
+/**
+ * Nothing of the request was captured. When it lies ahead of a live session, says the current session
+ * time, so the caller knows how far ahead it asked.
+ */
+function notCaptured(
+  sessionId: string,
+  what: string,
+  reqStart: number,
+  coverage: Coverage,
+  recovery: string,
+): ToolError {
+  const page = coverage.page_id;
+  const span = `its retained capture spans ${ms(coverage.start_ns)}–${ms(coverage.end_ns)} ms`;
+  const now = coverage.live ? coverage.now_ns : undefined;
+  if (now !== undefined && reqStart > now) {
+    return rangeError(
+      "range_not_captured",
+      `Nothing of ${what} was captured for page ${page}: it has not happened yet. The current session time is ${
+        ms(now)
+      } ms; the request starts ${Math.ceil(ms(reqStart - now))} ms after it, and ${span}.`,
+      `Ask for times up to ${ms(now)} ms (now), or wait ${Math.ceil(ms(reqStart - now))} ms and ask again.`,
+      sessionId,
+      page,
+      "after_recovery",
+    );
+  }
+  return rangeError(
+    "range_not_captured",
+    `Nothing of ${what} was captured for page ${page}: ${span}${
+      now !== undefined ? `; the current session time is ${ms(now)} ms` : ""
+    }.`,
+    recovery,
+    sessionId,
+    page,
+  );
+}
+
+function gapWarning(gaps: GapSpan[], where: string): RangeWarning {
+  return {
+    code: "capture_gaps",
+    message: `${gaps.length} known capture gap${gaps.length === 1 ? "" : "s"} (${
+      [...new Set(gaps.map((g) => g.kind))].join(", ")
+    }) ${where}: what happened there was not seen.`,
+  };
 }
 
 /**
@@ -139,15 +194,12 @@ export function resolveWindow(
   // An empty intersection is no capture, unless the whole coverage is one instant (a single frame) inside the request.
   const pointCoverage = coverage.start_ns === coverage.end_ns && reqStart <= start && reqEnd >= end;
   if (!(end > start) && !pointCoverage) {
-    throw rangeError(
-      "range_not_captured",
-      `Nothing of ${ms(reqStart)}–${
-        ms(reqEnd)
-      } ms was captured for page ${page}: its retained capture spans ` +
-        `${ms(coverage.start_ns)}–${ms(coverage.end_ns)} ms.`,
-      "Choose a range inside the retained span (list_source_frames shows it), or an interaction of this page.",
+    throw notCaptured(
       sessionId,
-      page,
+      `${ms(reqStart)}–${ms(reqEnd)} ms`,
+      reqStart,
+      coverage,
+      "Choose a range inside the retained span (list_source_frames shows it), or an interaction of this page.",
     );
   }
   const warnings: RangeWarning[] = [];
@@ -183,14 +235,7 @@ export function resolveWindow(
     }
   }
   const gaps = coverage.gaps.filter((g) => overlaps(g, start, end, coverage.end_ns));
-  if (gaps.length > 0) {
-    warnings.push({
-      code: "capture_gaps",
-      message: `${gaps.length} known capture gap${gaps.length === 1 ? "" : "s"} (${
-        [...new Set(gaps.map((g) => g.kind))].join(", ")
-      }) inside the range: what happened there was not seen.`,
-    });
-  }
+  if (gaps.length > 0) warnings.push(gapWarning(gaps, "inside the range"));
   const complete = !missingStart && !missingEnd && gaps.length === 0;
   if (!complete && (options.require_complete || !options.allow_partial)) {
     const why = [
@@ -222,6 +267,61 @@ export function resolveWindow(
     complete,
     warnings,
     gaps,
+  };
+}
+
+/**
+ * Resolves an instant: the range [at, at], which stands for the frame on screen then. It must lie in
+ * the retained span (from the first frame to now or the stream's end); a gap around it is warned about
+ * (the screen may have changed unseen) and fails require_complete.
+ */
+export function resolveInstant(
+  sessionId: string,
+  anchor: RangeAnchor,
+  atNs: number,
+  coverage: Coverage,
+  options: ResolveOptions,
+): ResolvedRange {
+  const page = coverage.page_id;
+  if (atNs < coverage.start_ns || atNs > coverage.end_ns) {
+    throw notCaptured(
+      sessionId,
+      `the instant ${ms(atNs)} ms`,
+      atNs,
+      coverage,
+      `Choose an instant from ${ms(coverage.start_ns)} to ${
+        ms(coverage.end_ns)
+      } ms (list_source_frames shows the frames).`,
+    );
+  }
+  const gaps = coverage.gaps.filter((g) => overlaps(g, atNs, atNs, coverage.end_ns));
+  const warnings = gaps.length > 0 ? [gapWarning(gaps, "at the instant")] : [];
+  if (gaps.length > 0 && (options.require_complete || !options.allow_partial)) {
+    throw rangeError(
+      "range_incomplete",
+      `The instant ${
+        ms(atNs)
+      } ms falls in ${gaps.length} capture gap(s): the frame on screen then was not seen.`,
+      "Choose an instant outside the gap, or drop require_complete to get the last frame before it with a warning.",
+      sessionId,
+      page,
+    );
+  }
+  return {
+    resolved: true,
+    session_id: sessionId,
+    page_id: page,
+    start_ns: atNs,
+    end_ns: atNs,
+    start_ms: ms(atNs),
+    end_ms: ms(atNs),
+    duration_ms: 0,
+    anchor: { ...anchor, at_ms: ms(anchor.at_ns) },
+    requested: { start_ns: atNs, end_ns: atNs },
+    complete: gaps.length === 0,
+    warnings,
+    gaps,
+    instant: true,
   };
 }
 

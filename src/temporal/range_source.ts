@@ -13,6 +13,7 @@ import {
   pointRequest,
   type RangeAnchor,
   type ResolvedRange,
+  resolveInstant,
   resolveWindow,
 } from "./range.ts";
 
@@ -28,6 +29,10 @@ export interface RangeRequest {
   marker_id?: string;
   first_frame_id?: number;
   last_frame_id?: number;
+  /** An instant in session ms: the frame on screen then. */
+  at_ms?: number;
+  /** An instant this far from an interaction's dispatch, a navigation or a marker (negative: before it). */
+  offset_ms?: number;
   before_ms?: number;
   after_ms?: number;
   allow_partial?: boolean;
@@ -71,6 +76,7 @@ const ANCHOR_FIELDS = [
   ["navigation_id"],
   ["marker_id"],
   ["first_frame_id", "last_frame_id"],
+  ["at_ms"],
 ] as const;
 
 function anchorKinds(req: RangeRequest): string[] {
@@ -156,6 +162,36 @@ function defaultPage(db: DatabaseSync, sessionId: string, live?: LiveView): stri
   return row.page_id;
 }
 
+/**
+ * An instant is {at_ms} alone, or offset_ms from a point anchor (an interaction's dispatch, the latest
+ * interaction's by default, a navigation or a marker); it has no window to widen.
+ */
+function checkInstantRequest(req: RangeRequest, kind: string | undefined): void {
+  if (req.at_ms !== undefined && req.offset_ms !== undefined) {
+    throw badRequest(
+      "at_ms is already an instant; offset_ms moves an anchor's instant.",
+      "Give {at_ms} alone, or {interaction_id, offset_ms}.",
+    );
+  }
+  if (req.offset_ms !== undefined && kind !== undefined && !POINT_ANCHORS.has(kind)) {
+    throw badRequest(
+      `offset_ms is measured from an interaction, navigation or marker, not from ${kind}.`,
+      "Give {interaction_id, offset_ms}, {navigation_id, offset_ms}, {marker_id, offset_ms} or {at_ms}.",
+    );
+  }
+  const context = (["before_ms", "after_ms"] as const).filter((f) => req[f] !== undefined);
+  if (context.length > 0) {
+    throw badRequest(
+      `An instant has no window for ${context.join(" and ")} to widen.`,
+      `Drop ${context.join(" and ")} for the frame on screen at the instant, or drop ${
+        req.at_ms !== undefined ? "at_ms" : "offset_ms"
+      } for a window.`,
+    );
+  }
+}
+
+const POINT_ANCHORS = new Set(["interaction_id", "latest_interaction", "navigation_id", "marker_id"]);
+
 /** Resolves a natural-anchor request into one exact range of one target. */
 export function resolveRange(
   db: DatabaseSync,
@@ -167,9 +203,11 @@ export function resolveRange(
   if (kinds.length > 1) {
     throw badRequest(
       `The range names ${kinds.length} anchors (${kinds.join(", ")}); it needs exactly one.`,
-      "Keep one of: start_ms/end_ms, start_time/end_time, interaction_id, latest_interaction, navigation_id, marker_id, first_frame_id/last_frame_id.",
+      "Keep one of: start_ms/end_ms, start_time/end_time, interaction_id, latest_interaction, navigation_id, marker_id, first_frame_id/last_frame_id, at_ms.",
     );
   }
+  const instant = req.at_ms !== undefined || req.offset_ms !== undefined;
+  if (instant) checkInstantRequest(req, kinds[0]);
   for (const f of ["before_ms", "after_ms"] as const) {
     const v = req[f];
     if (v !== undefined && v > MAX_CONTEXT_MS) {
@@ -281,6 +319,11 @@ export function resolveRange(
     anchor = { kind: "frames", id: `${a.id}..${b.id}`, at_ns: a.recv_ns };
     // A frame range is inclusive of both frames; the 1 ns keeps a single-frame range non-empty.
     requested = { start_ns: a.recv_ns, end_ns: Math.max(b.recv_ns, a.recv_ns + 1) };
+  } else if (kind === "at_ms") {
+    pageId = req.page_id ?? defaultPage(db, sessionId, live);
+    const atNs = (req.at_ms ?? 0) * MS;
+    anchor = { kind: "session_time", at_ns: atNs };
+    return resolveInstant(sessionId, anchor, atNs, coverageOf(db, sessionId, pageId, live), options);
   } else {
     pageId = req.page_id ?? defaultPage(db, sessionId, live);
     const coverage = coverageOf(db, sessionId, pageId, live);
@@ -300,6 +343,12 @@ export function resolveRange(
     } else {
       start = req.start_ms === undefined ? coverage.start_ns : req.start_ms * MS;
       end = req.end_ms === undefined ? coverage.end_ns : req.end_ms * MS;
+      if (req.start_ms !== undefined && req.start_ms === req.end_ms) {
+        throw badRequest(
+          `The range starts and ends at ${req.start_ms} ms: that is an instant, not a window.`,
+          `For the frame on screen then, give {at_ms: ${req.start_ms}}; for a window, an end after the start.`,
+        );
+      }
     }
     anchor = { kind: kind === "start_time" ? "timestamps" : "session_time", at_ns: start };
     return resolveWindow(sessionId, anchor, { start_ns: start, end_ns: end }, coverage, options);
@@ -313,7 +362,11 @@ export function resolveRange(
       affected: { session_id: sessionId, page_id: req.page_id },
     });
   }
-  return resolveWindow(sessionId, anchor, requested, coverageOf(db, sessionId, pageId, live), options);
+  const coverage = coverageOf(db, sessionId, pageId, live);
+  if (req.offset_ms !== undefined) {
+    return resolveInstant(sessionId, anchor, anchor.at_ns + req.offset_ms * MS, coverage, options);
+  }
+  return resolveWindow(sessionId, anchor, requested, coverage, options);
 }
 
 /**
@@ -322,7 +375,7 @@ export function resolveRange(
  */
 export function revalidateRange(
   db: DatabaseSync,
-  range: Pick<ResolvedRange, "session_id" | "page_id" | "start_ns" | "end_ns"> & {
+  range: Pick<ResolvedRange, "session_id" | "page_id" | "start_ns" | "end_ns" | "instant"> & {
     anchor?: Partial<RangeAnchor>;
     requested?: { start_ns: number; end_ns: number };
   },
@@ -334,6 +387,12 @@ export function revalidateRange(
     ...(range.anchor?.id !== undefined ? { id: range.anchor.id } : {}),
     at_ns: range.anchor?.at_ns ?? range.start_ns,
   };
+  if (range.instant === true || range.start_ns === range.end_ns) {
+    return resolveInstant(range.session_id, anchor, range.start_ns, coverage, {
+      allow_partial: true,
+      require_complete: false,
+    });
+  }
   const resolved = resolveWindow(
     range.session_id,
     anchor,

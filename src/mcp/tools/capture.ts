@@ -8,6 +8,7 @@ import { output } from "../response.ts";
 import { inlineImages, pageId } from "../schemas.ts";
 import { resolveSession, sessionId } from "./sessions.ts";
 import { optionalRange, rangeFields } from "./temporal_args.ts";
+import { onScreenAt, onScreenText } from "./temporal_region.ts";
 
 export const FETCH_FRAME_LIMIT = 8;
 const LIST_DEFAULT = 50;
@@ -28,21 +29,24 @@ export const captureTools = [
     }),
     annotations: { readOnlyHint: true },
     handler: async (args, app) => {
-      const { range, session } = await optionalRange(app, args);
-      const startNs = range?.start_ns;
-      const endNs = range?.end_ns;
+      const { range, session } = await optionalRange(app, args, { instant: "allow" });
       const pageFilter = args.page_id ?? range?.page_id;
       const offset = args.offset ?? 0;
       const limit = args.max_frames ?? LIST_DEFAULT;
       const db = app.recorder.reader();
-      const { frames, total } = listFrames(db, {
+      const listed = listFrames(db, {
         sessionId: session,
         pageId: pageFilter,
-        startNs,
-        endNs,
+        startNs: range?.start_ns,
+        endNs: range?.end_ns,
         offset,
         limit,
       });
+      // An instant, or a window no frame was received in, is shown by the frame on screen at its start.
+      const shown = range && (range.instant || listed.total === 0) ? onScreenAt(db, range) : undefined;
+      const { frames, total } = shown ? { frames: offset === 0 ? [shown.frame] : [], total: 1 } : listed;
+      const startNs = shown ? shown.frame.session_time_ns : range?.start_ns;
+      const endNs = range?.end_ns;
       const gaps = listGaps(db, session).filter((g) =>
         (!pageFilter || g.page_id === pageFilter) &&
         (startNs === undefined || (g.end_ns ?? Infinity) >= startNs) &&
@@ -51,10 +55,12 @@ export const captureTools = [
       const omitted = Math.max(0, total - offset - frames.length);
       const next = omitted > 0 ? offset + frames.length : undefined;
       const lines = [
-        `${frames.length} of ${total} frames in session ${session}${
-          args.page_id ? ` page ${args.page_id}` : ""
-        }` +
-        (next !== undefined ? ` (next_offset ${next}, ${omitted} more)` : ""),
+        shown && range
+          ? onScreenText(shown, range)
+          : `${frames.length} of ${total} frames in session ${session}${
+            args.page_id ? ` page ${args.page_id}` : ""
+          }` +
+            (next !== undefined ? ` (next_offset ${next}, ${omitted} more)` : ""),
         ...frames.map((f) =>
           `#${f.frame_id} ${f.page_id} ord ${f.ordinal} t=${
             f.session_time_ms.toFixed(1)
@@ -72,6 +78,7 @@ export const captureTools = [
         omitted_frame_count: omitted,
         ...(next !== undefined ? { next_offset: next } : {}),
         gaps,
+        ...(shown ? { on_screen: shown.structured } : {}),
         ...(range ? { range } : {}),
       });
     },

@@ -162,7 +162,7 @@ export const temporalTools = [
     input: z.strictObject({ ...rangeFields, detail: detail.optional() }),
     annotations: { readOnlyHint: true },
     handler: async (args, app) => {
-      const range = await rangeOf(app, args);
+      const range = await rangeOf(app, args, { instant: "allow" });
       const handle = app.temporal.handles.issue(range);
       const quality = captureQuality(app, range);
       return output(`${rangeText(range)}\n${quality.text}\nrange_handle ${handle}`, {

@@ -3,10 +3,11 @@
  * range passed back, or `range_handle`), and the environment artifact generation runs in.
  */
 import { z } from "zod";
+import { frameOnScreen } from "../../capture/frames.ts";
 import { ToolError } from "../../errors.ts";
 import type { ArtifactEnv } from "../../temporal/artifacts.ts";
 import { pixelOps } from "../../temporal/pixel_ops.ts";
-import type { ResolvedRange } from "../../temporal/range.ts";
+import { ms, type ResolvedRange } from "../../temporal/range.ts";
 import { type LiveView, resolveRange, revalidateRange } from "../../temporal/range_source.ts";
 import { encodePng } from "../../vision/png.ts";
 import type { AppContext } from "../context.ts";
@@ -16,6 +17,7 @@ import { resolveSession, sessionId } from "./sessions.ts";
 const msValue = z.number().min(0).max(1e9);
 const contextMs = z.number().min(0).max(600_000);
 const id = z.number().int().min(1);
+const offsetMs = z.number().min(-1e9).max(1e9);
 
 export const rangeRequest = z.strictObject({
   start_ms: msValue.optional(),
@@ -28,6 +30,8 @@ export const rangeRequest = z.strictObject({
   marker_id: z.string().max(64).optional(),
   first_frame_id: id.optional(),
   last_frame_id: id.optional(),
+  at_ms: msValue.optional(),
+  offset_ms: offsetMs.optional(),
   before_ms: contextMs.optional(),
   after_ms: contextMs.optional(),
   page_id: z.string().max(16).optional(),
@@ -60,7 +64,7 @@ const echoedAnchor = z.object({
 const echoedRequest = z.object({ start_ns: z.number(), end_ns: z.number() });
 
 const RANGE_HELP =
-  "{start_ms, end_ms} (session ms) | {start_time, end_time} (ISO) | {interaction_id} | {latest_interaction: true} | {navigation_id} | {marker_id} | {first_frame_id, last_frame_id}; + before_ms, after_ms, page_id, allow_partial, require_complete. Or a resolved range. Default: latest interaction";
+  "{start_ms, end_ms} (session ms) | {start_time, end_time} (ISO) | {interaction_id} | {latest_interaction: true} | {navigation_id} | {marker_id} | {first_frame_id, last_frame_id}; + before_ms, after_ms, page_id, allow_partial, require_complete. Instant: {at_ms} | {interaction_id|navigation_id|marker_id, offset_ms}. Or a resolved range. Default: latest interaction";
 
 export const rangeFields = {
   session_id: sessionId.optional(),
@@ -94,8 +98,46 @@ function liveView(app: AppContext, session: string): LiveView | undefined {
   };
 }
 
+/** Whether the tool reads an instant (the frame on screen then) or needs a window. */
+export interface RangeUse {
+  instant?: "allow" | "reject";
+}
+
 /** The one range a temporal request is about, from whichever form the caller used. */
-export async function rangeOf(app: AppContext, args: RangeArgs): Promise<ResolvedRange> {
+export async function rangeOf(app: AppContext, args: RangeArgs, use: RangeUse = {}): Promise<ResolvedRange> {
+  const range = await anyRangeOf(app, args);
+  if (range.instant && use.instant !== "allow") throw instantRejected(app, range);
+  return range;
+}
+
+/**
+ * An instant given to a tool that needs a window: names the frame on screen then and a window to
+ * ask for instead, so the next call can succeed.
+ */
+function instantRejected(app: AppContext, range: ResolvedRange): ToolError {
+  const shown = frameOnScreen(app.recorder.reader(), range.session_id, range.page_id, range.start_ns);
+  const t = range.start_ms;
+  const a = range.anchor;
+  const around = `{start_ms: ${Math.max(0, ms(range.start_ns - 250e6))}, end_ms: ${
+    ms(range.start_ns + 250e6)
+  }}`;
+  const widen = a.kind === "interaction" || a.kind === "latest_interaction"
+    ? `range {interaction_id: "${a.id}"} (its whole window), {interaction_id: "${a.id}", before_ms, after_ms} or ${around}`
+    : `range ${around}`;
+  return new ToolError({
+    code: "range_is_instant",
+    message: `This tool needs a window of time; the range is the instant ${t} ms${
+      shown ? `, when frame #${shown.frame.frame_id} was on screen` : ""
+    }.`,
+    retry: "never",
+    recovery: `Widen it to a window: ${widen}. For the instant itself, list_source_frames takes it${
+      shown ? ` and fetch_source_frames {frame_ids: [${shown.frame.frame_id}]} shows the frame` : ""
+    }.`,
+    affected: { session_id: range.session_id, page_id: range.page_id, argument: "range" },
+  });
+}
+
+async function anyRangeOf(app: AppContext, args: RangeArgs): Promise<ResolvedRange> {
   const forms = [args.range, args.range_handle, args.interaction_id].filter((v) => v !== undefined).length;
   if (forms > 1) {
     throw new ToolError({
@@ -120,6 +162,7 @@ export async function rangeOf(app: AppContext, args: RangeArgs): Promise<Resolve
       page_id: range.page_id,
       start_ns: range.start_ns,
       end_ns: range.end_ns,
+      ...(range.instant === true ? { instant: true as const } : {}),
       ...(anchor.success ? { anchor: anchor.data } : {}),
       ...(requested.success ? { requested: requested.data } : {}),
     }, liveView(app, session));
@@ -133,11 +176,12 @@ export async function rangeOf(app: AppContext, args: RangeArgs): Promise<Resolve
 export async function optionalRange(
   app: AppContext,
   args: RangeArgs,
+  use: RangeUse = {},
 ): Promise<{ range?: ResolvedRange; session: string }> {
   const ranged = args.range !== undefined || args.range_handle !== undefined ||
     args.interaction_id !== undefined;
   if (!ranged) return { session: await resolveSession(app, args.session_id) };
-  const range = await rangeOf(app, args);
+  const range = await rangeOf(app, args, use);
   return { range, session: range.session_id };
 }
 

@@ -3,11 +3,13 @@
  * range text and capture-quality summary the temporal tools share.
  */
 import { z } from "zod";
-import { getFrames, listFrames } from "../../capture/frames.ts";
+import type { DatabaseSync } from "node:sqlite";
+import { frameOnScreen, getFrames, listFrames, type OnScreenFrame } from "../../capture/frames.ts";
 import { resolveTarget } from "../../control/targeting.ts";
 import { ToolError } from "../../errors.ts";
 import type { RegionSpec } from "../../temporal/artifacts.ts";
 import { ms, type ResolvedRange } from "../../temporal/range.ts";
+import { signedMs } from "../../temporal/render/layout.ts";
 import type { Rect } from "../../vision/image.ts";
 import type { AppContext } from "../context.ts";
 import { advertiseAs } from "../schema_compact.ts";
@@ -159,9 +161,65 @@ export async function resolveRegion(
   };
 }
 
+/** The instant an offset was given from, e.g. "interaction i3 +120 ms"; empty for a session-ms instant. */
+function fromAnchor(range: ResolvedRange): string {
+  const a = range.anchor;
+  if (a.kind === "session_time" || a.kind === "timestamps") return "";
+  return `${a.kind.replace("latest_", "")}${a.id ? ` ${a.id}` : ""} ${
+    signedMs(ms(range.start_ns - a.at_ns))
+  }`;
+}
+
+export interface OnScreen extends OnScreenFrame {
+  structured: {
+    at_ms: number;
+    frame_id: number;
+    received_ms: number;
+    received_before_ms: number;
+    replaced_by: { frame_id: number; at_ms: number } | null;
+  };
+}
+
+/** The frame on screen at a range's start (an instant's only frame), when one was received by then. */
+export function onScreenAt(db: DatabaseSync, range: ResolvedRange): OnScreen | undefined {
+  const shown = frameOnScreen(db, range.session_id, range.page_id, range.start_ns);
+  if (!shown) return undefined;
+  const next = shown.next;
+  return {
+    ...shown,
+    structured: {
+      at_ms: range.start_ms,
+      frame_id: shown.frame.frame_id,
+      received_ms: shown.frame.session_time_ms,
+      received_before_ms: ms(range.start_ns - shown.frame.session_time_ns),
+      replaced_by: next ? { frame_id: next.frame_id, at_ms: ms(next.session_time_ns) } : null,
+    },
+  };
+}
+
+/** Says which frame was on screen and since when: for an instant, or a window no frame arrived in. */
+export function onScreenText(shown: OnScreen, range: ResolvedRange): string {
+  const s = shown.structured;
+  const anchor = fromAnchor(range);
+  const since = range.instant
+    ? `Frame #${s.frame_id} was on screen at ${s.at_ms} ms${
+      anchor ? ` (${anchor})` : ""
+    } on page ${range.page_id}: ` +
+      `received at ${s.received_ms} ms, ${s.received_before_ms} ms before`
+    : `0 frames received in ${range.start_ms}–${range.end_ms} ms on page ${range.page_id}; frame #${s.frame_id} ` +
+      `was on screen: received at ${s.received_ms} ms, ${s.received_before_ms} ms before the window`;
+  const until = s.replaced_by
+    ? `; replaced by #${s.replaced_by.frame_id} at ${s.replaced_by.at_ms} ms.`
+    : "; no later frame received (Chrome sends one only when it paints).";
+  return since + until;
+}
+
 export function rangeText(range: ResolvedRange): string {
   const a = range.anchor;
-  return `Range ${range.start_ms}–${range.end_ms} ms (${range.duration_ms} ms) of page ${range.page_id}, session ${range.session_id}; anchor ${a.kind}${
+  const span = range.instant
+    ? `Instant ${range.start_ms} ms${fromAnchor(range) ? ` (${fromAnchor(range)})` : ""}`
+    : `Range ${range.start_ms}–${range.end_ms} ms (${range.duration_ms} ms)`;
+  return `${span} of page ${range.page_id}, session ${range.session_id}; anchor ${a.kind}${
     a.id ? ` ${a.id}` : ""
   } at ${a.at_ms} ms${range.complete ? "" : " (partial)"}${
     range.warnings.length
@@ -172,6 +230,21 @@ export function rangeText(range: ResolvedRange): string {
 
 export function captureQuality(app: AppContext, range: ResolvedRange) {
   const db = app.recorder.reader();
+  if (range.instant) {
+    // An instant's evidence is one frame: which, and how long before the instant it arrived.
+    const shown = onScreenAt(db, range);
+    return {
+      text: shown
+        ? onScreenText(shown, range)
+        : `No frame of page ${range.page_id} precedes ${range.start_ms} ms.`,
+      structured: {
+        on_screen: shown?.structured ?? null,
+        gap_count: range.gaps.length,
+        gaps: range.gaps,
+        complete: range.complete,
+      },
+    };
+  }
   const stats = db.prepare(
     `SELECT count(*) AS n, min(recv_ns) AS first, max(recv_ns) AS last FROM frames
      WHERE session_id = ? AND page_id = ? AND recv_ns BETWEEN ? AND ?`,

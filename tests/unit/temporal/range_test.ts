@@ -7,6 +7,7 @@ import {
   MAX_RANGE_MS,
   pointRequest,
   type RangeAnchor,
+  resolveInstant,
   type ResolveOptions,
   resolveWindow,
 } from "../../../src/temporal/range.ts";
@@ -287,4 +288,74 @@ Deno.test("pointRequest: defaults are 150 ms before and 2000 ms after the point"
     end_ns: 12_000 * MS,
   });
   assertEquals(pointRequest(10_000 * MS, 1000, 300), { start_ns: 9_000 * MS, end_ns: 10_300 * MS });
+});
+
+Deno.test("resolveWindow: a range ahead of a live session says the current session time", () => {
+  const live = coverage({ live: true, now_ns: 5000 * MS });
+  const err = toolError(() => resolveWindow("s1", anchor(9000), req(9000, 9500), live, PARTIAL));
+  assertEquals(err.code, "range_not_captured");
+  assertEquals(err.retry, "after_recovery");
+  assertMatch(
+    err.message,
+    /has not happened yet\. The current session time is 5000 ms; the request starts 4000 ms after it/,
+  );
+  assertMatch(err.recovery ?? "", /up to 5000 ms \(now\), or wait 4000 ms/);
+  // A past disjoint range of a live session is not "future", but still names the present.
+  const past = toolError(() => resolveWindow("s1", anchor(0), req(0, 500), live, PARTIAL));
+  assertEquals(past.retry, "never");
+  assertMatch(past.message, /retained capture spans 1000–5000 ms; the current session time is 5000 ms\./);
+});
+
+Deno.test("resolveInstant: an instant inside coverage is the range [at, at], marked instant, complete", () => {
+  const r = resolveInstant(
+    "s1",
+    { kind: "interaction", id: "i3", at_ns: 2000 * MS },
+    2120 * MS,
+    coverage(),
+    PARTIAL,
+  );
+  assertEquals([r.start_ns, r.end_ns, r.duration_ms], [2120 * MS, 2120 * MS, 0]);
+  assertEquals([r.start_ms, r.end_ms], [2120, 2120]);
+  assertEquals(r.instant, true);
+  assertEquals(r.anchor, { kind: "interaction", id: "i3", at_ns: 2000 * MS, at_ms: 2000 });
+  assertEquals(r.requested, { start_ns: 2120 * MS, end_ns: 2120 * MS });
+  assertEquals([r.complete, r.warnings, r.gaps], [true, [], []]);
+  // Both ends of coverage are instants of it.
+  assertEquals(resolveInstant("s1", anchor(1000), 1000 * MS, coverage(), STRICT).start_ms, 1000);
+  assertEquals(resolveInstant("s1", anchor(5000), 5000 * MS, coverage(), STRICT).start_ms, 5000);
+});
+
+Deno.test("resolveInstant: before the first frame or after the stream ended is not captured", () => {
+  for (const at of [999, 5001]) {
+    const err = toolError(() => resolveInstant("s1", anchor(at), at * MS, coverage(), PARTIAL));
+    assertEquals(err.code, "range_not_captured", `${at}`);
+    assertEquals(err.retry, "never");
+    assertMatch(err.message, new RegExp(`Nothing of the instant ${at} ms was captured for page p1`));
+    assertMatch(err.recovery ?? "", /from 1000 to 5000 ms/);
+  }
+});
+
+Deno.test("resolveInstant: a future instant of a live session says the current session time", () => {
+  const live = coverage({ live: true, end_ns: 5000 * MS, now_ns: 5000 * MS });
+  const err = toolError(() => resolveInstant("s1", anchor(5250), 5250 * MS, live, PARTIAL));
+  assertEquals(err.code, "range_not_captured");
+  assertEquals(err.retry, "after_recovery");
+  assertMatch(err.message, /The current session time is 5000 ms; the request starts 250 ms after it/);
+});
+
+Deno.test("resolveInstant: an instant in a gap warns that the screen may have changed unseen", () => {
+  const c = coverage({ gaps: [gap(2000, 2200, "hidden"), gap(3000, null, "stall")] });
+  const r = resolveInstant("s1", anchor(2100), 2100 * MS, c, PARTIAL);
+  assertEquals(r.complete, false);
+  assertEquals(r.gaps.map((g) => g.kind), ["hidden"]);
+  assertEquals(r.warnings.map((w) => w.code), ["capture_gaps"]);
+  assertMatch(r.warnings[0].message, /1 known capture gap \(hidden\) at the instant/);
+  // An open gap reaches the end of coverage.
+  assertEquals(resolveInstant("s1", anchor(4000), 4000 * MS, c, PARTIAL).gaps.map((g) => g.kind), ["stall"]);
+  assertEquals(resolveInstant("s1", anchor(2500), 2500 * MS, c, STRICT).complete, true);
+  for (const opts of [STRICT, NO_PARTIAL]) {
+    const err = toolError(() => resolveInstant("s1", anchor(2100), 2100 * MS, c, opts));
+    assertEquals(err.code, "range_incomplete");
+    assertMatch(err.message, /falls in 1 capture gap/);
+  }
 });
