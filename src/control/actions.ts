@@ -7,7 +7,18 @@ import {
 } from "../browser/input.ts";
 import { ToolError } from "../errors.ts";
 import { type ActionEnv, interact, usablePage } from "./interaction.ts";
-import { hitTestedPoint, pageForTarget, resolveTarget, type TargetSpec } from "./targeting.ts";
+import {
+  hitTestedPoint,
+  pageForTarget,
+  type ResolvedTarget,
+  resolveTarget,
+  type TargetSpec,
+} from "./targeting.ts";
+import type { ElementTarget } from "./element_action.ts";
+import type { PageTarget } from "../browser/targets.ts";
+import { hitText, inspectPoint, namedNode, type PointHit, settleHit } from "./hit.ts";
+import type { Observation } from "./observation.ts";
+import { hitNote, nothingChanged, type Postconditions } from "./postconditions.ts";
 
 export interface ClickOptions {
   button: MouseButton;
@@ -23,6 +34,10 @@ export async function click(env: ActionEnv, spec: TargetSpec, opts: ClickOptions
   const point = target.kind === "point"
     ? { x: target.x, y: target.y }
     : await hitTestedPoint(page, target, "click");
+  // What the pointer lands on: always named for x/y; for a disabled element, to say nothing changed.
+  const hit = target.kind === "point" || ("disabled" in point && point.disabled)
+    ? await inspectPoint(page, point.x, point.y)
+    : undefined;
   const params = {
     target: target.kind === "element" ? { ref: target.ref, via: target.via } : point,
     ...opts,
@@ -43,7 +58,24 @@ export async function click(env: ActionEnv, spec: TargetSpec, opts: ClickOptions
     target.kind === "element" ? { backendNodeId: target.backendNodeId } : undefined,
   );
   observation.structured.target = target.kind === "element" ? { ref: target.ref, via: target.via } : point;
+  if (hit) await reportHit(page, observation, hit);
   return observation;
+}
+
+/** Adds the hit and, when the click probably missed what was meant, the one conservative note. */
+async function reportHit(page: PageTarget, observation: Observation, hit: PointHit): Promise<void> {
+  const pc = observation.structured.postconditions as Postconditions | undefined;
+  if (!pc) return;
+  const mutations = hit.watching ? await settleHit(page) : undefined;
+  pc.hit = hit.hit;
+  const note = pc.note ? undefined : hitNote(hit.hit, hit.kind, nothingChanged(pc, mutations));
+  if (note) pc.note = note;
+  const facts = `hit ${hitText(hit.hit)}${note ? `; note: ${note}` : ""}`;
+  const lines = observation.text.split("\n");
+  const at = lines.findIndex((l) => l.startsWith("postconditions: "));
+  if (at >= 0) lines[at] += `; ${facts}`;
+  else lines.push(`postconditions: ${facts}`);
+  observation.text = lines.join("\n");
 }
 
 const FIELD_KIND = `function() {
@@ -82,10 +114,86 @@ const SET_NATIVE_VALUE = `function(value) {
   return this.value;
 }`;
 
+const FILL_ADVICE: Record<string, string> = {
+  select: "Use select_option for <select> elements.",
+  toggle: "Use click to change a checkbox or radio button.",
+  file: "Use upload_files for file inputs.",
+  other: "Target a text input, textarea or contenteditable element.",
+};
+
+interface FieldKind {
+  kind: string;
+  disabled: boolean;
+  readonly: boolean;
+}
+
+async function fieldKind(page: PageTarget, objectId: string): Promise<FieldKind> {
+  const { result } = await page.send("Runtime.callFunctionOn", {
+    objectId,
+    functionDeclaration: FIELD_KIND,
+    returnByValue: true,
+  });
+  return result.value as FieldKind;
+}
+
+/** Says what the match is (role and name), so a button matched by mistake is named as one. */
+async function notEditable(
+  page: PageTarget,
+  target: ElementTarget,
+  field: FieldKind,
+  noMatch?: string,
+): Promise<ToolError> {
+  const matched = await namedNode(page, target.backendNodeId);
+  const what = matched
+    ? `${matched.role}${matched.name ? ` ${JSON.stringify(matched.name)}` : ""}`
+    : "an element";
+  return new ToolError({
+    code: "not_editable",
+    message: noMatch
+      ? `${noMatch} The element showing that text is ${what}, which is not a fillable field (${field.kind}).`
+      : field.disabled
+      ? `The field (${what}) is disabled.`
+      : field.readonly
+      ? `The field (${what}) is read-only.`
+      : `fill matched ${what}, which is not a fillable field (${field.kind}).`,
+    retry: field.disabled || field.readonly ? "after_recovery" : "never",
+    recovery: FILL_ADVICE[field.kind] ?? "Wait until the field is enabled, then retry.",
+    affected: { page_id: page.id, ref: target.ref },
+    ...(matched ? { details: { matched } } : {}),
+  });
+}
+
+/**
+ * Resolves fill's target. A label or role+name locator that matches no field, while exactly one
+ * element shows that text (typically a button), reports that element rather than a bare no-match.
+ */
+async function resolveFillTarget(
+  env: ActionEnv,
+  spec: TargetSpec,
+  page: PageTarget,
+): Promise<ResolvedTarget> {
+  try {
+    return await resolveTarget(env.session, spec, page.id);
+  } catch (err) {
+    const key = spec.locator?.label ?? (spec.locator?.role !== undefined ? spec.locator.name : undefined);
+    if (!(err instanceof ToolError) || err.code !== "locator_no_match" || !key) throw err;
+    const shown = await resolveTarget(
+      env.session,
+      { locator: { text: key, exact: spec.locator?.exact } },
+      page.id,
+    )
+      .catch(() => undefined);
+    if (shown?.kind !== "element") throw err;
+    const field = await fieldKind(page, shown.objectId);
+    if (!FILL_ADVICE[field.kind]) throw err;
+    throw await notEditable(page, shown, field, err.message);
+  }
+}
+
 export async function fill(env: ActionEnv, spec: TargetSpec, value: string, pageId?: string) {
   const startedMs = env.session.now();
   const page = usablePage(pageForTarget(env.session, spec, pageId));
-  const target = await resolveTarget(env.session, spec, page.id);
+  const target = await resolveFillTarget(env, spec, page);
   if (target.kind !== "element") {
     throw new ToolError({
       code: "invalid_target",
@@ -94,30 +202,9 @@ export async function fill(env: ActionEnv, spec: TargetSpec, value: string, page
       recovery: 'Pass the field\'s ref from snapshot_page, or a locator like {"label": "Email"}.',
     });
   }
-  const { result } = await page.send("Runtime.callFunctionOn", {
-    objectId: target.objectId,
-    functionDeclaration: FIELD_KIND,
-    returnByValue: true,
-  });
-  const field = result.value as { kind: string; disabled: boolean; readonly: boolean };
-  const advice: Record<string, string> = {
-    select: "Use select_option for <select> elements.",
-    toggle: "Use click to change a checkbox or radio button.",
-    file: "Use upload_files for file inputs.",
-    other: "Target a text input, textarea or contenteditable element.",
-  };
-  if (advice[field.kind] || field.disabled || field.readonly) {
-    throw new ToolError({
-      code: "not_editable",
-      message: field.disabled
-        ? "The field is disabled."
-        : field.readonly
-        ? "The field is read-only."
-        : `The target is not a fillable field (${field.kind}).`,
-      retry: field.disabled || field.readonly ? "after_recovery" : "never",
-      recovery: advice[field.kind] ?? "Wait until the field is enabled, then retry.",
-      affected: { page_id: page.id, ref: target.ref },
-    });
+  const field = await fieldKind(page, target.objectId);
+  if (FILL_ADVICE[field.kind] || field.disabled || field.readonly) {
+    throw await notEditable(page, target, field);
   }
   const params = { target: { ref: target.ref, via: target.via }, value_length: value.length };
   // Read back inside dispatch: the element handle is released once the interaction completes.

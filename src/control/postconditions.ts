@@ -7,6 +7,7 @@
  */
 import type { SnapNode } from "../snapshot/ax_tree.ts";
 import type { Snapshot } from "../snapshot/present.ts";
+import type { HitKind, HitView } from "./hit.ts";
 
 const STATE_KEYS = ["checked", "expanded", "selected", "pressed"] as const;
 type StateKey = typeof STATE_KEYS[number];
@@ -33,6 +34,8 @@ export interface Postconditions {
     /** False when the subject's node is no longer in the page's accessibility tree (removed or replaced). */
     present_after: boolean;
   };
+  /** What the pointer hit (clicks by x/y, and disabled targets). */
+  hit?: HitView;
   note?: string;
 }
 
@@ -106,4 +109,34 @@ export function postconditions(input: PostconditionInput): Postconditions {
     }
   }
   return out;
+}
+
+/** True when the action observably changed nothing: no DOM mutation, navigation, page or download. */
+export function nothingChanged(pc: Postconditions, mutations: number | undefined): boolean {
+  return mutations === 0 && !pc.navigated && !pc.new_document && pc.new_pages === 0 &&
+    (pc.downloads?.started ?? 0) === 0 && (pc.subject?.changed.length ?? 0) === 0 &&
+    pc.subject?.present_after !== false;
+}
+
+/**
+ * The conservative note for a click whose hit was probably not what the caller meant: a disabled
+ * control, an element covering a control, or something that is not a control at all. "nothing
+ * changed" is said only when it was observed; a non-control hit gets a note only then.
+ */
+export function hitNote(hit: HitView, kind: HitKind, quiet: boolean): string | undefined {
+  const changed = quiet ? "; nothing changed." : ".";
+  if (hit.disabled) return `The target was disabled${changed}`;
+  const what = `${hit.role}${hit.name ? ` ${JSON.stringify(hit.name)}` : ""}${
+    hit.element ? ` (${hit.element})` : ""
+  }`;
+  if (kind === "covered" && hit.covers) {
+    const under = `${hit.covers.role}${hit.covers.name ? ` ${JSON.stringify(hit.covers.name)}` : ""}`;
+    return `The point hit ${what} covering ${under}${changed}`;
+  }
+  if (kind === "plain" && quiet) {
+    return hit.element === "page background"
+      ? "The point hit the page background, not a control; nothing changed."
+      : `The point hit ${what}, which is not a control; nothing changed.`;
+  }
+  return undefined;
 }

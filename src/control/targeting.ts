@@ -296,7 +296,8 @@ const POINTER_POINT = `function(scroll) {
     if (!inner || inner === hit) break;
     hit = inner;
   }
-  const result = { x: mx, y: my };
+  const disabled = !!el.matches?.(":disabled") || !!el.closest?.('[aria-disabled="true"]');
+  const result = { x: mx, y: my, disabled };
   if (!hit) return { ...result, ok: false, outside: true, by: "nothing (point is outside the viewport)" };
   for (let n = hit; n; n = n.parentNode || n.host) if (n === el) return { ...result, ok: true };
   for (const l of el.labels || []) for (let n = hit; n; n = n.parentNode || n.host) if (n === l) return { ...result, ok: true };
@@ -312,6 +313,7 @@ interface PointReading {
   ok?: boolean;
   outside?: boolean;
   by?: string;
+  disabled?: boolean;
 }
 
 /** The slow path for elements whose frame offsets cannot be read from inside (cross-origin ancestors). */
@@ -350,7 +352,7 @@ export async function hitTestedPoint(
   target: { objectId: string; backendNodeId: number },
   operation: string,
   opts: { scroll?: boolean; role?: string } = {},
-): Promise<{ x: number; y: number }> {
+): Promise<{ x: number; y: number; disabled?: boolean }> {
   const scroll = opts.scroll !== false;
   const { result } = await page.send("Runtime.callFunctionOn", {
     objectId: target.objectId,
@@ -404,5 +406,5 @@ export async function hitTestedPoint(
       details: { ...details, covered_by: hit.by },
     });
   }
-  return { x, y };
+  return { x, y, ...(hit.disabled ? { disabled: true } : {}) };
 }
