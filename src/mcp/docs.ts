@@ -48,16 +48,31 @@ export function renderToolsDoc(): string {
     const names = Object.keys(props);
     if (names.length === 0) {
       lines.push("No arguments (an empty object; unknown arguments are rejected).", "");
-      continue;
+    } else {
+      lines.push("| argument | type | required | notes |", "|---|---|---|---|");
+      for (const name of names) {
+        const p = props[name];
+        lines.push(`| \`${name}\` | ${typeOf(p)} | ${required.has(name) ? "yes" : "no"} | ${notes(p)} |`);
+      }
+      lines.push("");
     }
-    lines.push("| argument | type | required | notes |", "|---|---|---|---|");
-    for (const name of names) {
-      const p = props[name];
-      lines.push(`| \`${name}\` | ${typeOf(p)} | ${required.has(name) ? "yes" : "no"} | ${notes(p)} |`);
-    }
-    lines.push("");
+    lines.push(returns(d.outputSchema), "");
   }
   return lines.join("\n");
+}
+
+/** The structuredContent fields a result names (the outputSchema); results may carry more. */
+function returns(schema: Record<string, unknown>): string {
+  const props = (schema.properties ?? {}) as Record<string, Record<string, unknown>>;
+  const required = new Set((schema.required ?? []) as string[]);
+  const fields = Object.entries(props).map(([name, p]) => {
+    const nested = p.type === "array" ? (p.items ?? {}) as Record<string, unknown> : p;
+    const names = Object.keys((nested.properties ?? {}) as object);
+    const keys = names.length > 0 ? ` {${names.join(", ")}}` : "";
+    const note = typeof p.description === "string" ? `: ${p.description}` : "";
+    return `\`${name}\` ${typeOf(p)}${keys}${required.has(name) ? "" : " (optional)"}${note}`;
+  });
+  return `Returns (structuredContent; more fields may appear): ${fields.join("; ")}.`;
 }
 
 function typeOf(p: Record<string, unknown>): string {

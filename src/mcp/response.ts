@@ -26,7 +26,46 @@ export function output(text: string, structured: Record<string, unknown>, images
 }
 
 export function observationOutput(obs: Observation): ToolOutput {
-  return output(obs.text, obs.structured, obs.image ? [obs.image] : undefined);
+  return output(obs.text, leanObservation(obs.structured), obs.image ? [obs.image] : undefined);
+}
+
+/**
+ * The observation without what it says twice: the snapshot's page_id, url and title when they are the
+ * observed page's (`page`), and navigation.url, which is page.url. A field that differs stays.
+ */
+export function leanObservation(structured: Record<string, unknown>): Record<string, unknown> {
+  const page = record(structured.page);
+  const out = { ...structured };
+  const snapshot = record(structured.snapshot);
+  if (page && snapshot) out.snapshot = dropEqual(snapshot, page, ["page_id", "url", "title"]);
+  const navigation = record(structured.navigation);
+  if (page && navigation) out.navigation = dropEqual(navigation, page, ["url"]);
+  return out;
+}
+
+/** Rows without the fields they share with their envelope (e.g. every frame's session_id). */
+export function withoutShared<T extends object>(rows: T[], shared: Partial<T>): Partial<T>[] {
+  return rows.map((row) =>
+    dropEqual(
+      row as Record<string, unknown>,
+      shared as Record<string, unknown>,
+      Object.keys(shared),
+    ) as Partial<T>
+  );
+}
+
+function dropEqual(
+  obj: Record<string, unknown>,
+  ref: Record<string, unknown>,
+  keys: string[],
+): Record<string, unknown> {
+  const out = { ...obj };
+  for (const k of keys) if (k in out && out[k] === ref[k]) delete out[k];
+  return out;
+}
+
+function record(v: unknown): Record<string, unknown> | undefined {
+  return v && typeof v === "object" && !Array.isArray(v) ? v as Record<string, unknown> : undefined;
 }
 
 export function errorOutput(err: ToolError): ToolOutput {

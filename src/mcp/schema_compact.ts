@@ -82,5 +82,5 @@ function typeOnly(p: Json): Json {
     const types = (p.anyOf as Json[]).map((a) => a.type);
     return types.every((t) => typeof t === "string") ? { type: types } : {};
   }
-  return typeof p.type === "string" ? { type: p.type } : {};
+  return typeof p.type === "string" || Array.isArray(p.type) ? { type: p.type } : {};
 }

@@ -4,7 +4,7 @@ import { limitExceeded, ToolError } from "../../errors.ts";
 import { encodeBase64 } from "../base64.ts";
 import { defineTool } from "../define_tool.ts";
 import { OUTPUT_SCHEMAS } from "../output_schemas.ts";
-import { output } from "../response.ts";
+import { output, withoutShared } from "../response.ts";
 import { inlineImages, pageId } from "../schemas.ts";
 import { resolveSession, sessionId } from "./sessions.ts";
 import { optionalRange, rangeFields } from "./temporal_args.ts";
@@ -73,7 +73,7 @@ export const captureTools = [
       ];
       return output(lines.join("\n"), {
         session_id: session,
-        frames,
+        frames: withoutShared(frames, { session_id: session }),
         total_frame_count: total,
         omitted_frame_count: omitted,
         ...(next !== undefined ? { next_offset: next } : {}),
@@ -123,7 +123,7 @@ export const captureTools = [
         frames.map((f) => `#${f.frame_id} ${f.page_id} t=${f.session_time_ms.toFixed(1)}ms ${f.uri}`).join(
           "\n",
         ),
-        { session_id: session, frames },
+        { session_id: session, frames: withoutShared(frames, { session_id: session }) },
         first ? [{ data: encodeBase64(first), mimeType: "image/jpeg" }] : undefined,
       );
     },

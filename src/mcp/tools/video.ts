@@ -137,7 +137,6 @@ export const videoTools = [
           ffmpeg_build: result.ffmpeg_build,
           output_hash: `sha256:${result.sha256}`,
           gap_slates: gaps,
-          timing_statement: plan.timing_statement,
         },
       );
     },

@@ -1,7 +1,12 @@
 import { assertEquals } from "../../assert.ts";
 import { z } from "zod";
 import { buildCatalogue, describeTool } from "../../../src/mcp/registry.ts";
-import { advertiseAs, advertisedFormOverride, compactInputSchema } from "../../../src/mcp/schema_compact.ts";
+import {
+  advertiseAs,
+  advertisedFormOverride,
+  compactInputSchema,
+  compactOutputSchema,
+} from "../../../src/mcp/schema_compact.ts";
 
 Deno.test("compaction drops resource guards and keeps meaningful bounds", () => {
   const compact = compactInputSchema({
@@ -64,5 +69,44 @@ Deno.test("every tool advertises the same arguments and required set in both ren
     assertEquals(compact.required, full.required, tool.name);
     assertEquals(compact.additionalProperties, false, tool.name);
     assertEquals(JSON.stringify(compact).length <= JSON.stringify(full).length, true, tool.name);
+  }
+});
+
+Deno.test("an output schema is advertised as its top-level names and types, nothing required", () => {
+  const schema = z.looseObject({
+    id: z.string(),
+    count: z.number().optional(),
+    maybe: z.string().nullable(),
+    page: z.looseObject({ url: z.string() }),
+    rows: z.array(z.looseObject({ ref: z.string() })),
+    value: z.unknown(),
+    kind: z.enum(["a", "b"]),
+  });
+  const json = z.toJSONSchema(schema, { io: "output" }) as Record<string, unknown>;
+  assertEquals(compactOutputSchema(json), {
+    type: "object",
+    properties: {
+      id: { type: "string" },
+      count: { type: "number" },
+      maybe: { type: ["string", "null"] },
+      page: { type: "object" },
+      rows: { type: "array" },
+      value: {},
+      kind: { enum: ["a", "b"] },
+    },
+  });
+});
+
+Deno.test("every output schema is open and advertises exactly its own top-level fields", () => {
+  for (const tool of buildCatalogue({ "temporal-video": { available: true } }).tools) {
+    const advertised = describeTool(tool).outputSchema;
+    assertEquals(
+      Object.keys(advertised.properties as object),
+      Object.keys(tool.output.shape),
+      tool.name,
+    );
+    // A field another version adds must not break a client that validates against the schema.
+    const full = describeTool(tool, "full").outputSchema;
+    assertEquals(full.additionalProperties, {}, `${tool.name} is open`);
   }
 });
