@@ -57,7 +57,31 @@ export function profileInUseError(profileLabel: string, pid?: number): ToolError
   });
 }
 
+/**
+ * A headed Chrome on Linux needs an X11 or Wayland display. Without one it exits at once with a
+ * message about $DISPLAY, which would otherwise surface as a bare launch failure.
+ */
+export function noDisplay(): ToolError {
+  return new ToolError({
+    code: "display_unavailable",
+    message: "A headed browser needs a display, and none is set (DISPLAY and WAYLAND_DISPLAY are empty).",
+    retry: "after_recovery",
+    recovery:
+      "Pass headless: true to start_browser, or set KROMETRAIL_HEADLESS=1 in the server's environment (for example in the MCP client's config).",
+    details: { headless: false, platform: Deno.build.os },
+  });
+}
+
+/** Checked before a headed launch: on Linux a display must be named in the environment. */
+export function displayMissing(): boolean {
+  if (Deno.build.os !== "linux") return false;
+  return !Deno.env.get("DISPLAY") && !Deno.env.get("WAYLAND_DISPLAY");
+}
+
+const NO_DISPLAY_STDERR = /Missing X server|\$DISPLAY|cannot open display|Ozone platform/i;
+
 export async function launchChrome(opts: LaunchOptions): Promise<LaunchedChrome> {
+  if (!opts.headless && displayMissing()) throw noDisplay();
   await Deno.mkdir(opts.userDataDir, { recursive: true });
   const lock = readProfileLock(opts.userDataDir);
   if (lock?.live) throw profileInUseError(opts.profileLabel, lock.pid || undefined);
@@ -108,6 +132,7 @@ export async function launchChrome(opts: LaunchOptions): Promise<LaunchedChrome>
   if (/existing browser session|ProcessSingleton|profile appears to be in use/i.test(tail)) {
     throw profileInUseError(opts.profileLabel);
   }
+  if (!opts.headless && NO_DISPLAY_STDERR.test(tail)) throw noDisplay();
   throw new ToolError({
     code: "browser_launch_failed",
     message: exited

@@ -158,12 +158,19 @@ export class BrowserManager {
         userDataDir = managedProfileDir(this.config.dataDir, name);
         profile = { kind: "managed", name };
       }
-      const launched = await launchChrome({
-        executable: found.path,
-        userDataDir,
-        profileLabel: profile.kind === "managed" ? profile.name : "temporary",
-        headless,
-      });
+      let launched: Awaited<ReturnType<typeof launchChrome>>;
+      try {
+        launched = await launchChrome({
+          executable: found.path,
+          userDataDir,
+          profileLabel: profile.kind === "managed" ? profile.name : "temporary",
+          headless,
+        });
+      } catch (err) {
+        // A launch that never started still leaves no temporary profile behind.
+        await cleanup?.().catch(() => {});
+        throw err;
+      }
       let conn: CdpConnection;
       try {
         conn = await CdpConnection.connect(launched.browserWsUrl);

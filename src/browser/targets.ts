@@ -24,6 +24,9 @@ export interface TargetOverride {
 const INIT_ATTEMPTS = 3;
 const INIT_TIMEOUT_MS = 1_500;
 
+/** Lifecycle moments after which the document title is read again (scripts often set it late). */
+const TITLE_MOMENTS = new Set(["DOMContentLoaded", "load", "networkIdle"]);
+
 /** Bounded memory of documents that reached load, so a late waiter still resolves. */
 const LOADED_MEMORY = 16;
 
@@ -39,7 +42,6 @@ export class PageTarget {
   readonly openerPageId?: string;
   readonly createdAt = Date.now();
   url: string;
-  title: string;
   generation = 1;
   mainFrameId?: string;
   loaderId?: string;
@@ -52,6 +54,8 @@ export class PageTarget {
   #waiters = new Set<LoadWaiter>();
   #navigationCount = 0;
   #dialogWaiters = new Set<() => void>();
+  /** The document's own title once read from it; Chrome's target title until then. */
+  #title = "";
   /** Overrides re-applied whenever this target initializes, keyed by their owner ("viewport"). */
   readonly overrides = new Map<string, TargetOverride>();
 
@@ -72,6 +76,36 @@ export class PageTarget {
     this.url = init.url;
     this.title = init.title;
     this.openerPageId = init.openerPageId;
+  }
+
+  /** The document title (`document.title`), "" when the document has none. */
+  get title(): string {
+    return this.#title;
+  }
+
+  /**
+   * Chrome's target title stands in the URL for a document without a title and lags behind the
+   * document's own; a stand-in never replaces a title read from the document.
+   */
+  set title(targetTitle: string) {
+    const bare = this.url.replace(/^[a-z][a-z0-9+.-]*:\/\//i, "");
+    const standIn = targetTitle === this.url || targetTitle === bare ||
+      targetTitle === bare.replace(/\/$/, "");
+    if (!standIn) this.#title = targetTitle;
+  }
+
+  /**
+   * Reads the title from the document (main world, no dialog open). Sent before load waiters are
+   * released, so an observation that follows a load already reads the new title.
+   */
+  refreshTitle(): Promise<string> {
+    if (this.dialog || this.closed) return Promise.resolve(this.#title);
+    const loaderId = this.loaderId;
+    return this.send("Runtime.evaluate", { expression: "document.title", returnByValue: true }, 2_000)
+      .then((r) => {
+        if (this.loaderId === loaderId && typeof r.result.value === "string") this.#title = r.result.value;
+        return this.#title;
+      }, () => this.#title);
   }
 
   /** Count of main-frame navigations (document or same-document) since attach. */
@@ -131,6 +165,8 @@ export class PageTarget {
     if (frame.loaderId !== this.loaderId) {
       this.loaderId = frame.loaderId;
       this.generation++;
+      // A new document: the old title no longer applies until the new one is read.
+      this.#title = "";
     }
   }
 
@@ -138,6 +174,7 @@ export class PageTarget {
     if (frameId !== this.mainFrameId) return;
     this.url = url;
     this.#navigationCount++;
+    this.refreshTitle();
   }
 
   /** DOM.documentUpdated-style replacement without a new loader (document.open and friends). */
@@ -146,7 +183,9 @@ export class PageTarget {
   }
 
   onLifecycle(frameId: string, loaderId: string, name: string) {
-    if (frameId !== this.mainFrameId || name !== "load") return;
+    if (frameId !== this.mainFrameId) return;
+    if (TITLE_MOMENTS.has(name)) this.refreshTitle();
+    if (name !== "load") return;
     this.#loaded.push(loaderId);
     if (this.#loaded.length > LOADED_MEMORY) this.#loaded.shift();
     for (const waiter of [...this.#waiters]) {

@@ -18,6 +18,7 @@ import type { ElementTarget } from "./element_action.ts";
 import type { PageTarget } from "../browser/targets.ts";
 import { hitText, inspectPoint, namedNode, type PointHit, settleHit } from "./hit.ts";
 import type { Observation } from "./observation.ts";
+import { noteHttpStatus } from "./navigation.ts";
 import { hitNote, nothingChanged, type Postconditions } from "./postconditions.ts";
 
 export interface ClickOptions {
@@ -59,6 +60,7 @@ export async function click(env: ActionEnv, spec: TargetSpec, opts: ClickOptions
   );
   observation.structured.target = target.kind === "element" ? { ref: target.ref, via: target.via } : point;
   if (hit) await reportHit(page, observation, hit);
+  await noteHttpStatus(page, observation);
   return observation;
 }
 
@@ -275,8 +277,10 @@ export async function pressKeys(
     });
   }
   const params = { keys, ...(target ? { target: { ref: target.ref, via: target.via } } : {}) };
-  return await interact(env, page, "press_keys", params, async () => {
+  const observation = await interact(env, page, "press_keys", params, async () => {
     if (target) await page.send("DOM.focus", { backendNodeId: target.backendNodeId });
     for (const chord of chords) await dispatchChord(page, chord);
   }, startedMs);
+  await noteHttpStatus(page, observation);
+  return observation;
 }

@@ -1,6 +1,8 @@
 import type { PageTarget } from "../browser/targets.ts";
 import { ToolError } from "../errors.ts";
 import { type ActionEnv, interact, usablePage } from "./interaction.ts";
+import { addLine, type Observation } from "./observation.ts";
+import type { Postconditions } from "./postconditions.ts";
 
 export type NavigationOp = "navigate" | "reload" | "back" | "forward";
 
@@ -35,7 +37,7 @@ export async function navigation(
     historyEntry = entry.id;
   }
   const params = op === "navigate" ? { url: opts.url } : {};
-  return await interact(env, page, operation, params, async () => {
+  const observation = await interact(env, page, operation, params, async () => {
     if (op === "navigate") {
       const { loaded } = await env.session.navigate(
         page,
@@ -60,7 +62,45 @@ export async function navigation(
       if (!loaded) throw navigationTimeout(page, opts.timeoutMs);
     }
   });
+  await noteHttpStatus(page, observation);
+  return observation;
 }
+
+const RESPONSE_STATUS = `performance.getEntriesByType("navigation")[0]?.responseStatus ?? 0`;
+
+/**
+ * A document that arrived with an HTTP error status (a 404 or 500 page) still loads, so the action
+ * looks fine; its status goes into `navigation.http_status` with one note. One round trip, only
+ * after an action that brought a new http(s) document.
+ */
+export async function noteHttpStatus(page: PageTarget, observation: Observation): Promise<void> {
+  const nav = observation.structured.navigation as Record<string, unknown> | undefined;
+  if (nav?.new_document !== true || page.dialog || page.closed || !/^https?:/.test(page.url)) return;
+  const r = await page.send("Runtime.evaluate", { expression: RESPONSE_STATUS, returnByValue: true }, 2_000)
+    .catch(() => undefined);
+  const status = r?.result.value;
+  if (typeof status !== "number" || status < 400) return;
+  nav.http_status = status;
+  const note = `The server answered HTTP ${status}${
+    HTTP_REASONS[status] ? ` (${HTTP_REASONS[status]})` : ""
+  }; the page shows that error response, not the requested content.`;
+  const pc = observation.structured.postconditions as Postconditions | undefined;
+  if (pc && !pc.note) pc.note = note;
+  addLine(observation, `HTTP ${status}: ${note}`);
+}
+
+const HTTP_REASONS: Record<number, string> = {
+  400: "Bad Request",
+  401: "Unauthorized",
+  403: "Forbidden",
+  404: "Not Found",
+  410: "Gone",
+  429: "Too Many Requests",
+  500: "Internal Server Error",
+  502: "Bad Gateway",
+  503: "Service Unavailable",
+  504: "Gateway Timeout",
+};
 
 function navigationTimeout(page: PageTarget, timeoutMs: number): ToolError {
   return new ToolError({

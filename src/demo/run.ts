@@ -1,4 +1,4 @@
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import type { AppContext } from "../mcp/context.ts";
 import { buildCatalogue } from "../mcp/registry.ts";
 import type { ToolOutput } from "../mcp/response.ts";
@@ -22,14 +22,17 @@ function findRef(out: ToolOutput | undefined, role: string, name: RegExp): strin
  */
 export async function runDemo(app: AppContext, args: string[]): Promise<number> {
   const outFlag = args.indexOf("--out");
-  const outDir = outFlag >= 0 && args[outFlag + 1]
+  const outName = outFlag >= 0 && args[outFlag + 1]
     ? args[outFlag + 1]
     : `krometrail-demo-${new Date().toISOString().replace(/[:.]/g, "-")}`;
+  // `deno task` runs in the config's folder; INIT_CWD is where the user typed the command.
+  const outDir = resolve(Deno.env.get("INIT_CWD") || Deno.cwd(), outName);
   const userUrl = args.find((a, i) => !a.startsWith("--") && (outFlag < 0 || i !== outFlag + 1));
   const fixture = userUrl ? undefined : serveStatic();
   const url = userUrl ?? `${fixture?.origin}/index.html`;
   const tools = new Map(buildCatalogue().tools.map((t) => [t.name, t]));
   await Deno.mkdir(outDir, { recursive: true });
+  console.log(`Writing screenshots and report.md to ${outDir}\n`);
 
   const steps: Step[] = [
     {

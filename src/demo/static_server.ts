@@ -22,7 +22,18 @@ export interface StaticServer {
 export function serveStatic(root: string = FIXTURE_SITE): StaticServer {
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
     const url = new URL(req.url);
-    const rel = normalize(decodeURIComponent(url.pathname)).replace(/^(\.\.(\/|$))+/, "");
+    // Test routes: /__status/<code> answers with that HTTP status; /__slow/<ms>/<path> delays a file.
+    const status = url.pathname.match(/^\/__status\/([1-5]\d\d)$/);
+    if (status) {
+      const code = Number(status[1]);
+      return new Response(`<!doctype html><title>Error ${code}</title><h1>Error ${code}</h1>`, {
+        status: code,
+        headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" },
+      });
+    }
+    const slow = url.pathname.match(/^\/__slow\/(\d{1,5})(\/.*)$/);
+    if (slow) await new Promise((r) => setTimeout(r, Number(slow[1])));
+    const rel = normalize(decodeURIComponent(slow ? slow[2] : url.pathname)).replace(/^(\.\.(\/|$))+/, "");
     const path = join(root, rel.endsWith("/") ? rel + "index.html" : rel);
     if (!path.startsWith(root)) return new Response("forbidden", { status: 403 });
     try {

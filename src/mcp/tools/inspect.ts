@@ -179,15 +179,20 @@ export const inspectTools = [
       const page = s.page(args.page_id);
       if (page.dialog) throw dialogOpen(page);
       const timeout = args.timeout_ms ?? 10_000;
+      // Chrome's own `timeout` stops only synchronous work; our reply deadline bounds a pending promise.
       const r = await page.send("Runtime.evaluate", {
         expression: args.expression,
         awaitPromise: true,
         returnByValue: true,
         userGesture: true,
         timeout,
-      }, timeout + 1_000);
+      }, timeout).catch((err) => {
+        throw err instanceof ToolError && err.code === "cdp_timeout" ? evaluationTimeout(page, timeout) : err;
+      });
       if (r.exceptionDetails) {
         const text = r.exceptionDetails.exception?.description ?? r.exceptionDetails.text;
+        // Chrome's `timeout` ends synchronous work as a termination, not as the page's exception.
+        if (/execution was terminated/i.test(text)) throw evaluationTimeout(page, timeout);
         throw new ToolError({
           code: "evaluation_exception",
           message: `The expression threw: ${text.split("\n")[0].slice(0, 300)}`,
@@ -304,4 +309,28 @@ async function inspectExtras(
     text: lines.length > 0 ? `\n${lines.join("\n")}` : "",
     structured: { ...(frames ? { frames } : {}), ...(assets ? { assets } : {}) },
   };
+}
+
+/** evaluate_page ran out of time: blames a dialog only when one is open (it blocks the page). */
+function evaluationTimeout(page: PageTarget, timeoutMs: number): ToolError {
+  if (page.dialog) {
+    return new ToolError({
+      code: "evaluation_timeout",
+      message:
+        `The expression did not finish within ${timeoutMs} ms: a ${page.dialog.type} dialog opened and blocks the page.`,
+      retry: "after_recovery",
+      recovery: "Handle the dialog (handle_dialog accept or dismiss), then evaluate again.",
+      affected: { page_id: page.id },
+      details: { timeout_ms: timeoutMs, dialog: page.dialog.type },
+    });
+  }
+  return new ToolError({
+    code: "evaluation_timeout",
+    message:
+      `The expression did not finish within ${timeoutMs} ms (a promise that never settled, or long-running work).`,
+    retry: "after_recovery",
+    recovery: "Raise timeout_ms, or make the expression settle sooner (e.g. race it against a timer).",
+    affected: { page_id: page.id },
+    details: { timeout_ms: timeoutMs },
+  });
 }

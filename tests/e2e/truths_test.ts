@@ -1,0 +1,118 @@
+import { assert, assertEquals } from "../assert.ts";
+import { e2e, errorCode, REPO_ROOT, startServer, structured, textOf, withServer } from "./harness.ts";
+
+Deno.test({
+  name: "page.title is the document title, in action results and list_pages; an untitled document has none",
+  ...e2e,
+  fn: () =>
+    withServer(async (server, site) => {
+      const nav = structured(await server.call("navigate_page", { url: `${site.origin}/noop.html` }));
+      assertEquals((nav.page as { title: string }).title, "No-op clicks");
+      assert(textOf(await server.call("list_pages", {})).includes('"No-op clicks"'));
+      const plain = structured(await server.call("navigate_page", { url: `${site.origin}/untitled.html` }));
+      assertEquals(
+        (plain.page as { title: string }).title,
+        "",
+        "a document without a title is not titled by its URL",
+      );
+    }, { browser: { headless: true } }),
+});
+
+Deno.test({
+  name: "a navigation that ends in an HTTP error reports the status and a note",
+  ...e2e,
+  fn: () =>
+    withServer(async (server, site) => {
+      for (const [path, status] of [["/__status/500", 500], ["/missing.html", 404]] as const) {
+        const result = await server.call("navigate_page", { url: `${site.origin}${path}` });
+        const out = structured(result);
+        assertEquals(out.status, "ok", "the document still loaded");
+        assertEquals((out.navigation as { http_status?: number }).http_status, status);
+        const note = (out.postconditions as { note?: string }).note ?? "";
+        assert(note.includes(`HTTP ${status}`), note);
+        assert(textOf(result).includes(`HTTP ${status}`), textOf(result));
+      }
+      const fine = structured(await server.call("navigate_page", { url: `${site.origin}/noop.html` }));
+      assertEquals((fine.navigation as { http_status?: number }).http_status, undefined);
+      assertEquals((fine.postconditions as { note?: string }).note, undefined);
+    }, { browser: { headless: true } }),
+});
+
+Deno.test({
+  name: "evaluate_page honours timeout_ms, and its timeout blames a dialog only when one is open",
+  ...e2e,
+  fn: () =>
+    withServer(async (server, site) => {
+      await server.call("navigate_page", { url: `${site.origin}/noop.html` });
+      const pending = await server.call("evaluate_page", {
+        expression: "new Promise(() => {})",
+        timeout_ms: 300,
+      });
+      assertEquals(errorCode(pending), "evaluation_timeout", textOf(pending));
+      assert(textOf(pending).includes("300 ms"), textOf(pending));
+      assert(!/dialog/i.test(textOf(pending)), `no dialog is open: ${textOf(pending)}`);
+
+      const busy = await server.call("evaluate_page", { expression: "for (;;) {}", timeout_ms: 300 });
+      assertEquals(errorCode(busy), "evaluation_timeout", textOf(busy));
+
+      const blocked = await server.call("evaluate_page", {
+        expression: "setTimeout(() => alert('hold on'), 0); new Promise(() => {})",
+        timeout_ms: 1_000,
+      });
+      assertEquals(errorCode(blocked), "evaluation_timeout", textOf(blocked));
+      assert(textOf(blocked).includes("alert dialog"), textOf(blocked));
+      await server.call("handle_dialog", { action: "accept" });
+      const after = structured(await server.call("evaluate_page", { expression: "1 + 1" }));
+      assertEquals(after.value, 2);
+    }, { browser: { headless: true } }),
+});
+
+Deno.test({
+  name: "a headed launch on Linux without a display says to pass headless: true or set KROMETRAIL_HEADLESS=1",
+  ignore: Deno.build.os !== "linux",
+  ...e2e,
+  fn: async () => {
+    const server = await startServer({ env: { DISPLAY: "", WAYLAND_DISPLAY: "", KROMETRAIL_HEADLESS: "" } });
+    try {
+      const result = await server.call("start_browser", { temporary: true, headless: false });
+      assertEquals(errorCode(result), "display_unavailable", textOf(result));
+      assert(textOf(result).includes("headless: true"), textOf(result));
+      assert(textOf(result).includes("KROMETRAIL_HEADLESS=1"), textOf(result));
+      assertEquals(structured(await server.call("browser_status", {})).running, false);
+    } finally {
+      await server.close();
+    }
+  },
+});
+
+Deno.test({
+  name: "deno task demo writes its folder where the command was run and names it",
+  ...e2e,
+  fn: async () => {
+    const here = await Deno.makeTempDir({ prefix: "krometrail-demo-cwd-" });
+    try {
+      const run = await new Deno.Command(Deno.execPath(), {
+        args: ["task", "--config", `${REPO_ROOT}deno.json`, "demo"],
+        cwd: here,
+        env: { KROMETRAIL_DATA_DIR: `${here}/data`, NO_COLOR: "1" },
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      const stdout = new TextDecoder().decode(run.stdout);
+      assertEquals(run.code, 0, `${stdout}\n${new TextDecoder().decode(run.stderr)}`);
+      const made = [...Deno.readDirSync(here)].filter((e) =>
+        e.isDirectory && e.name.startsWith("krometrail-demo-")
+      );
+      assertEquals(made.length, 1, `one demo folder in ${here}: ${stdout}`);
+      const folder = `${await Deno.realPath(here)}/${made[0].name}`;
+      assert(stdout.includes(folder), `the output names ${folder}:\n${stdout}`);
+      assert(Deno.statSync(`${folder}/report.md`).isFile);
+      assert(
+        ![...Deno.readDirSync(REPO_ROOT)].some((e) => e.name === made[0].name),
+        "nothing was written into the checkout",
+      );
+    } finally {
+      await Deno.remove(here, { recursive: true }).catch(() => {});
+    }
+  },
+});
