@@ -1,8 +1,9 @@
 /**
  * PNG encoding for RgbaImage (artifacts). Chunks are built here; zlib and CRC32 are node:zlib's native
- * ones (bench/builtins.ts: 3–5× faster than fflate at 720p for a similar size); row filtering and
- * alpha detection run in the WASM kernels (png_rows.ts). Nothing in the product decodes PNG; tests and
- * benches use npm:fast-png.
+ * ones: on real 720p Chromium frames 3.5× faster than fflate level 3 for ~5% more bytes, and faster on
+ * label-sized images too, so fflate is not used anywhere in the product (bench/builtins.ts). Row
+ * filtering and alpha detection run in the WASM kernels (png_rows.ts). Nothing in the product decodes
+ * PNG; tests and benches use npm:fast-png.
  */
 import { crc32, deflateSync } from "node:zlib";
 import type { RgbaImage } from "./image.ts";
@@ -12,13 +13,13 @@ const SIGNATURE = new Uint8Array([137, 80, 78, 71, 13, 10, 26, 10]);
 
 export interface PngEncodeOptions {
   /**
-   * zlib level 0–9. Default 6: on real 720p Chromium frames native zlib at 6 takes ~10 ms, within a
-   * few ms of 3 and a few percent smaller; 1 is 40–150% larger; 9 is 5–10× slower (bench/builtins.ts).
+   * zlib level 0–9. Default 6: on real 720p Chromium frames ~13 ms, ~4 ms more than 3 for 3% fewer
+   * bytes; 1 is 40–150% larger; 9 is 5–10× slower (bench/builtins.ts).
    */
   level?: 0 | 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8 | 9;
   /**
-   * Row filter. Default "up": one SIMD subtraction, flat UI regions become zero runs, and it decodes
-   * fastest. Paeth/adaptive shrink UI frames ~8% more but cost ~15 ms more to encode and to decode.
+   * Row filter. Default "up": one SIMD subtraction, and flat UI regions become zero runs. On 720p
+   * frames Paeth saves ~2% for ~25% more time, adaptive ~8% for 2.5× the time (bench/builtins.ts).
    */
   filter?: PngFilter;
 }
