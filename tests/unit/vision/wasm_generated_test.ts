@@ -16,8 +16,7 @@ Deno.test("kernels_wasm.ts is generated from the current AssemblyScript source",
 });
 
 Deno.test("the generated module is valid WebAssembly that needs only env.abort", () => {
-  const text = atob(KERNELS_WASM_BASE64);
-  const bytes = Uint8Array.from(text, (c) => c.charCodeAt(0));
+  const bytes = Uint8Array.fromBase64(KERNELS_WASM_BASE64);
   assert(WebAssembly.validate(bytes), "kernels_wasm.ts does not hold a valid module");
   const imports = WebAssembly.Module.imports(new WebAssembly.Module(bytes));
   assertEquals(imports.map((i) => `${i.module}.${i.name}`), ["env.abort"]);
