@@ -54,12 +54,21 @@ interface PendingRequest {
   interactionId: string | null;
   status?: number;
   mimeType?: string;
+  responseNs?: number;
+  /** Emits the row when the body is never read: Chrome then never reports the load finished. */
+  unread?: ReturnType<typeof setTimeout>;
 }
+
+/** How long after its response a request may stay unfinished before its row is written anyway. */
+const UNFINISHED_ROW_MS = 500;
 
 /**
  * Records lightweight browser evidence on the session clock, attributed to its page and to the
- * interaction in flight. Headers, cookies, auth values and bodies are never read into a row;
- * page-authored text goes through the best-effort sanitizer and is bounded.
+ * interaction in flight when it happened: events Chrome timestamps (console, exceptions, request
+ * starts) by that timestamp, so an event from before an action's dispatch that arrives late is not
+ * the action's, and a fetch begun during a navigation stays the navigation's. Headers, cookies,
+ * auth values and bodies are never read into a row; page-authored text goes through the
+ * best-effort sanitizer and is bounded.
  */
 export function recordBrowserEvents(session: BrowserSession, emit: EventSink): () => void {
   const nowNs = () => Math.round(session.now() * 1e6);
@@ -84,6 +93,7 @@ export function recordBrowserEvents(session: BrowserSession, emit: EventSink): (
     const r = requests.get(requestId);
     if (!r) return;
     requests.delete(requestId);
+    clearTimeout(r.unread);
     const o = outcome(r);
     emit({
       ...row(r.page, kind, {
@@ -94,18 +104,34 @@ export function recordBrowserEvents(session: BrowserSession, emit: EventSink): (
           url: r.url,
           origin: r.origin,
           resource_type: r.resourceType,
-          ...o.data,
           duration_ms: Math.round((nowNs() - r.startNs) / 1e6),
+          ...o.data,
         }),
       }),
       at_ns: r.startNs,
       interaction_id: r.interactionId,
     });
   };
+  /** A response's row; `bytes` null when the body was never read (or is still streaming). */
+  const finished = (requestId: string, bytes: number | null) =>
+    finishRequest(requestId, "request", (r) => ({
+      level: r.status !== undefined && r.status >= 400 ? "error" : "info",
+      text: `${r.method} ${r.url} ${r.status ?? "?"}`,
+      data: {
+        status: r.status ?? null,
+        mime_type: r.mimeType ?? null,
+        encoded_bytes: bytes,
+        // Unread: the time to the response, not to when the row was written.
+        ...(bytes === null
+          ? { finished: false, duration_ms: Math.round(((r.responseNs ?? nowNs()) - r.startNs) / 1e6) }
+          : {}),
+      },
+    }));
   const offs = [
     session.onPageEvent("Runtime.consoleAPICalled", (page, p) => {
       const text = sanitizeText(p.args.map(describeArg).join(" "));
       emit(row(page, "console", {
+        interaction_id: session.interactions.at(p.timestamp) ?? null,
         level: p.type,
         text: text.text,
         data: JSON.stringify({
@@ -119,6 +145,7 @@ export function recordBrowserEvents(session: BrowserSession, emit: EventSink): (
       const d = p.exceptionDetails;
       const message = sanitizeText(d.exception?.description?.split("\n")[0] ?? d.text);
       emit(row(page, "exception", {
+        interaction_id: session.interactions.at(p.timestamp) ?? null,
         level: "error",
         text: message.text,
         data: JSON.stringify({
@@ -138,7 +165,7 @@ export function recordBrowserEvents(session: BrowserSession, emit: EventSink): (
         url: url.redacted,
         origin: url.origin,
         resourceType: p.type ?? "Other",
-        interactionId: session.activeInteractionId ?? null,
+        interactionId: session.interactions.at(p.wallTime * 1000) ?? null,
       });
     }),
     session.onPageEvent("Network.responseReceived", (_page, p) => {
@@ -146,14 +173,11 @@ export function recordBrowserEvents(session: BrowserSession, emit: EventSink): (
       if (!r) return;
       r.status = p.response.status;
       r.mimeType = p.response.mimeType;
+      r.responseNs = nowNs();
+      clearTimeout(r.unread);
+      r.unread = setTimeout(() => finished(p.requestId, null), UNFINISHED_ROW_MS);
     }),
-    session.onPageEvent("Network.loadingFinished", (_page, p) => {
-      finishRequest(p.requestId, "request", (r) => ({
-        level: r.status !== undefined && r.status >= 400 ? "error" : "info",
-        text: `${r.method} ${r.url} ${r.status ?? "?"}`,
-        data: { status: r.status ?? null, mime_type: r.mimeType ?? null, encoded_bytes: p.encodedDataLength },
-      }));
-    }),
+    session.onPageEvent("Network.loadingFinished", (_page, p) => finished(p.requestId, p.encodedDataLength)),
     session.onPageEvent("Network.loadingFailed", (_page, p) => {
       finishRequest(p.requestId, "request_failed", (r) => ({
         level: p.canceled ? "warning" : "error",
@@ -210,5 +234,8 @@ export function recordBrowserEvents(session: BrowserSession, emit: EventSink): (
       }),
     }));
   }
-  return () => offs.forEach((off) => off());
+  return () => {
+    offs.forEach((off) => off());
+    for (const r of requests.values()) clearTimeout(r.unread);
+  };
 }

@@ -1,4 +1,5 @@
 import type { Protocol } from "devtools-protocol";
+import { ActiveInteractions } from "./active_interaction.ts";
 import type { CdpConnection, CommandParams, CommandResult, Commands, EventParams, Events } from "./cdp.ts";
 import { type DialogState, pageClosed, PageTarget, type TargetOverride } from "./targets.ts";
 import { DownloadTracker } from "./downloads.ts";
@@ -69,8 +70,8 @@ export class BrowserSession {
   endedAt?: Date;
   endReason?: string;
   selectedPageId?: string;
-  /** The interaction being dispatched or observed, so events can be attributed to it. */
-  activeInteractionId?: string;
+  /** Interaction spans on the wall clock, so events are attributed by when Chrome saw them. */
+  readonly interactions = new ActiveInteractions();
   readonly pages = new Map<string, PageTarget>();
   /** Download observation, active from start() on (before any page runs). */
   readonly downloads: DownloadTracker = new DownloadTracker(this);
@@ -105,6 +106,15 @@ export class BrowserSession {
 
   get ended(): boolean {
     return this.endedAt !== undefined;
+  }
+
+  /** The interaction being dispatched or observed, so events can be attributed to it. */
+  get activeInteractionId(): string | undefined {
+    return this.interactions.current;
+  }
+
+  set activeInteractionId(id: string | undefined) {
+    this.interactions.current = id;
   }
 
   /** Session-relative milliseconds on the monotonic clock. */

@@ -1,5 +1,14 @@
 import { assert, assertEquals } from "../assert.ts";
-import { e2e, errorCode, REPO_ROOT, startServer, structured, textOf, withServer } from "./harness.ts";
+import {
+  e2e,
+  errorCode,
+  REPO_ROOT,
+  type ServerHandle,
+  startServer,
+  structured,
+  textOf,
+  withServer,
+} from "./harness.ts";
 
 Deno.test({
   name: "page.title is the document title, in action results and list_pages; an untitled document has none",
@@ -115,4 +124,64 @@ Deno.test({
       await Deno.remove(here, { recursive: true }).catch(() => {});
     }
   },
+});
+
+interface EventRow {
+  kind: string;
+  interaction_id: string | null;
+  text: string | null;
+  data: Record<string, unknown> | null;
+}
+
+async function allEvents(server: ServerHandle, kinds: string[]): Promise<EventRow[]> {
+  const out: EventRow[] = [];
+  for (;;) {
+    const page = structured(
+      await server.call("query_browser_events", { kinds, max_events: 200, offset: out.length }),
+    );
+    out.push(...(page.events as EventRow[]));
+    if (page.next_offset === undefined) return out;
+  }
+}
+
+Deno.test({
+  name:
+    "events are attributed by when they happened: a fetch begun by a navigation is the navigation's, a click's fetch the click's, and nothing from before a click began is the click's",
+  ...e2e,
+  fn: () =>
+    withServer(async (server, site) => {
+      const nav = String(
+        structured(await server.call("navigate_page", { url: `${site.origin}/attribution.html` }))
+          .interaction_id,
+      );
+      const clicks = new Map<string, number>();
+      for (let i = 0; i < 25; i++) {
+        const out = structured(await server.call("click", { selector: "#go" }));
+        clicks.set(String(out.interaction_id), Date.parse(String(out.started_at)));
+      }
+      // Every fetch leaves a row, even one whose body nobody reads (Chrome never reports it finished).
+      let fetches: EventRow[] = [];
+      for (let i = 0; i < 200 && fetches.length < clicks.size + 1; i++) {
+        fetches = (await allEvents(server, ["request"])).filter((e) => e.data?.resource_type === "Fetch");
+        if (fetches.length < clicks.size + 1) await new Promise((r) => setTimeout(r, 100));
+      }
+      assertEquals(fetches.length, clicks.size + 1, JSON.stringify(fetches.slice(0, 3)));
+      assertEquals(
+        fetches.filter((e) => e.interaction_id === nav).length,
+        1,
+        "the load's fetch is the navigation's",
+      );
+      for (const id of clicks.keys()) {
+        assertEquals(fetches.filter((e) => e.interaction_id === id).length, 1, `one fetch for ${id}`);
+      }
+      // The page logs its own clock every few ms: a tick stamped before a click began is not the click's.
+      const ticks = (await allEvents(server, ["console"])).filter((e) => e.text?.startsWith("tick "));
+      assert(ticks.length > 100, `ticks recorded: ${ticks.length}`);
+      for (const t of ticks) {
+        const began = t.interaction_id ? clicks.get(t.interaction_id) : undefined;
+        if (began === undefined) continue;
+        const at = Number(t.text?.match(/at (\d+)/)?.[1]);
+        assert(at >= began - 1, `${t.text} is attributed to ${t.interaction_id}, which began at ${began}`);
+      }
+    }, { browser: { headless: true } }),
 });
