@@ -59,6 +59,8 @@ export interface StepMeasure {
   centroid: { x: number; y: number } | null;
   /** The step spans a known capture gap: the change happened at an unseen time within it. */
   across_gap: boolean;
+  /** Which cells of the analysis' cell grid changed in this step (one bit per cell), when any did. */
+  cells?: Uint8Array;
 }
 
 export interface FrameMeasure {
@@ -90,8 +92,12 @@ export interface EpochAnalysis {
   final: FrameRow;
   measures: FrameMeasure[];
   change: AccumulatedChange;
-  /** Union of every step's change bounds, source pixels. */
+  /** Union of every counted step's change bounds, source pixels. */
   change_bounds: Rect | null;
+  /** The grid step cells are recorded on: CHANGE_CELL analysis pixels square. */
+  cell_grid: { columns: number; rows: number };
+  /** True when only change after the frame on screen at the anchor counts (an action's range). */
+  from_anchor: boolean;
   /** Present only when frames were dropped from analysis by design. */
   sampling?: Sampling;
   /** Source-pixel origin of the analyzed area when a region crop was analyzed. */
@@ -211,6 +217,29 @@ export interface AnalyzeInput {
   crop?: Rect;
   /** Within the crop, only pixels inside these source-pixel rectangles are measured. */
   mask?: Rect[];
+  /**
+   * Count change (accumulation, change bounds) only from the frame on screen at the anchor on, so an
+   * action is not credited with what the page did before it (a document's first paint, say).
+   */
+  measure_from_anchor?: boolean;
+}
+
+/** Side of the square cells (analysis pixels) step changes are recorded on; change regions use it too. */
+export const CHANGE_CELL = 4;
+
+/** The grid cells a step's change mask touches, as a bitset (row-major, one bit per cell). */
+function cellsOf(mask: Uint8Array, width: number, bounds: Rect, grid: { columns: number; rows: number }) {
+  const bits = new Uint8Array(Math.ceil((grid.columns * grid.rows) / 8));
+  for (let y = bounds.y; y < bounds.y + bounds.height; y++) {
+    const row = y * width;
+    const g = Math.floor(y / CHANGE_CELL) * grid.columns;
+    for (let x = bounds.x; x < bounds.x + bounds.width; x++) {
+      if (mask[row + x] === 0) continue;
+      const k = g + Math.floor(x / CHANGE_CELL);
+      bits[k >> 3] |= 1 << (k & 7);
+    }
+  }
+  return bits;
 }
 
 /** Index of the last frame at or before the anchor, else the first frame. */
@@ -252,6 +281,8 @@ export function analyzeEpoch(input: AnalyzeInput, ops: PixelOps): EpochAnalysis 
   const baseImg = image(base);
   const finalImg = image(frames.length - 1);
   const { width: aw, height: ah } = baseImg;
+  const grid = { columns: Math.ceil(aw / CHANGE_CELL), rows: Math.ceil(ah / CHANGE_CELL) };
+  const fromAnchor = input.measure_from_anchor ?? false;
   const sink = ops.accumulator(aw, ah);
   const mask = new Uint8Array(aw * ah);
   const span = Math.max(1, input.end_ns - input.start_ns);
@@ -280,8 +311,9 @@ export function analyzeEpoch(input: AnalyzeInput, ops: PixelOps): EpochAnalysis 
         interval_ms: Math.round((frame.session_time_ns - prev.frame.session_time_ns) / 1e3) / 1e3,
         centroid: d.bounds === null ? null : centroidOf(mask, aw, d.bounds, scale, origin),
         across_gap: acrossGap,
+        ...(d.bounds === null ? {} : { cells: cellsOf(mask, aw, d.bounds, grid) }),
       };
-      if (d.changed_pixels > 0) {
+      if (d.changed_pixels > 0 && (!fromAnchor || i > base)) {
         sink.add(mask, t);
         changeBounds = unionRect(changeBounds, bounds);
       }
@@ -316,6 +348,8 @@ export function analyzeEpoch(input: AnalyzeInput, ops: PixelOps): EpochAnalysis 
     measures,
     change: sink.result(),
     change_bounds: changeBounds,
+    cell_grid: grid,
+    from_anchor: fromAnchor,
     ...(origin ? { crop: { x: origin.x, y: origin.y } } : {}),
     ...(indices.length < frames.length
       ? {

@@ -8,14 +8,23 @@ import type { FrameRow } from "../capture/frames.ts";
 import type { Rect, RgbaImage } from "../vision/image.ts";
 import { ANALYSIS_ALGORITHM_VERSION, type EpochAnalysis, type JpegScale, type PixelOps } from "./analysis.ts";
 import { type ArtifactKind, type ArtifactManifest, checkPopulations, sha256Hex } from "./manifest.ts";
-import type { Marker, Prepared, TemporalCache } from "./prepare.ts";
-import { ms, type ResolvedRange } from "./range.ts";
+import type { Prepared, TemporalCache } from "./prepare.ts";
+import { ms } from "./range.ts";
+import {
+  anchorName,
+  gapBetween,
+  labelsFor,
+  markersAt,
+  selectionFor,
+  subtitle,
+  warningsOf,
+} from "./artifact_text.ts";
 import { renderDiffMap } from "./render/diff_map.ts";
 import { contextWindow, cropScale, renderFilmstrip } from "./render/filmstrip.ts";
-import { plainMs, signedMs } from "./render/layout.ts";
+import { signedMs } from "./render/layout.ts";
 import { renderMotionHistory } from "./render/motion_history.ts";
 import { renderStoryboard, storyboardColumns, type StoryTile } from "./render/storyboard.ts";
-import { REASON_LABELS, type Selected, selectFrames } from "./selection.ts";
+import type { Selected } from "./selection.ts";
 
 export const ARTIFACT_ALGORITHM_VERSION = "krometrail-artifacts/1";
 
@@ -47,9 +56,15 @@ export interface Artifact {
   width: number;
   height: number;
   /** Tile facts for text responses. */
-  tiles: Array<
-    { frame_id: number; uri: string; offset_ms: number; session_time_ms: number; reasons: string[] }
-  >;
+  tiles: Array<{
+    frame_id: number;
+    uri: string;
+    offset_ms: number;
+    session_time_ms: number;
+    reasons: string[];
+    /** The tile's label in plain words, as drawn. */
+    label?: string;
+  }>;
 }
 
 export interface GenerateOptions {
@@ -65,70 +80,6 @@ export function renderScale(sourceWidth: number, width: number): JpegScale {
 function decodeFor(env: ArtifactEnv, frame: FrameRow, width: number): RgbaImage {
   const scale = renderScale(frame.width, width);
   return env.cache.frame(frame, scale, () => env.ops.decode(frame, scale));
-}
-
-function anchorName(range: ResolvedRange): string {
-  const a = range.anchor;
-  if (a.kind === "interaction" || a.kind === "latest_interaction") return `interaction ${a.id}`;
-  if (a.kind === "navigation") return `navigation ${a.id}`;
-  if (a.kind === "marker") return `marker ${a.id}`;
-  if (a.kind === "frames") return `frames ${a.id}`;
-  return "range start";
-}
-
-function epochNote(p: Prepared, a: EpochAnalysis): string {
-  return p.epochs.length > 1
-    ? `epoch ${a.epoch.index + 1} of ${p.epochs.length} (${a.epoch.width}x${a.epoch.height})`
-    : `${a.epoch.width}x${a.epoch.height}`;
-}
-
-function subtitle(p: Prepared, a: EpochAnalysis): string[] {
-  const r = p.range;
-  const at = r.anchor.at_ns;
-  return [
-    `${anchorName(r)} on page ${r.page_id} | ${signedMs(ms(r.start_ns - at))} to ${
-      signedMs(ms(r.end_ns - at))
-    } (${plainMs(r.duration_ms)}) | ${epochNote(p, a)}`,
-    `${a.epoch.frames.length} source frames, ${a.measures.length} analyzed${
-      a.sampling ? " (sampled)" : ""
-    } | noise floor ${a.noise_floor}`,
-  ];
-}
-
-function warningsOf(p: Prepared): string[] {
-  const out = p.range.gaps.map((g) =>
-    `capture gap (${g.kind}) ${plainMs(ms(g.start_ns))}${
-      g.end_ns === null ? " onward" : ` to ${plainMs(ms(g.end_ns))}`
-    }: not seen`
-  );
-  if (!p.range.complete && p.range.warnings.some((w) => w.code === "partially_captured")) {
-    out.push("range only partly captured; see warnings");
-  }
-  return out.slice(0, 4);
-}
-
-function gapBetween(p: Prepared, fromNs: number, toNs: number) {
-  const gaps = p.range.gaps.filter((g) => g.start_ns <= toNs && (g.end_ns ?? Infinity) >= fromNs);
-  if (gaps.length === 0) return undefined;
-  const durations = gaps.map((g) => (g.end_ns === null ? null : ms(g.end_ns - g.start_ns)));
-  return {
-    duration_ms: durations.includes(null) ? null : durations.reduce((a, b) => (a ?? 0) + (b ?? 0), 0),
-    kinds: [...new Set(gaps.map((g) => g.kind))],
-  };
-}
-
-function markersAt(markers: Marker[], fromNs: number, toNs: number): string[] {
-  return markers.filter((m) => m.at_ns > fromNs && m.at_ns <= toNs).map((m) => m.label);
-}
-
-export function selectionFor(p: Prepared, a: EpochAnalysis, maxTiles: number): Selected[] {
-  return selectFrames({
-    measures: a.measures,
-    anchor_ns: p.range.anchor.at_ns,
-    gaps: p.range.gaps.map((g) => ({ start_ns: g.start_ns, end_ns: g.end_ns })),
-    markers: p.markers,
-    max_tiles: maxTiles,
-  });
 }
 
 async function finish(
@@ -190,6 +141,10 @@ async function finish(
       analysis_size: { width: a.analysis_width, height: a.analysis_height },
       resize: "area average",
       alpha: "opaque source",
+      frame_time: "Chrome's paint timestamp on the session clock (plus the range's smallest receipt latency)",
+      ...(p.earlier_document_frames > 0
+        ? { earlier_document_frames_left_out: p.earlier_document_frames }
+        : {}),
     },
     parameters: { noise_floor: a.noise_floor, ...extra.parameters },
     output_dimensions: { width: image.width, height: image.height },
@@ -216,17 +171,25 @@ async function finish(
 }
 
 /** What each tile shows, for the manifest's annotations and the text response. */
-function tileFacts(a: EpochAnalysis, selected: Selected[]): Artifact["tiles"] {
-  return selected.map((s) => ({
+function tileFacts(a: EpochAnalysis, selected: Selected[], labels: string[]): Artifact["tiles"] {
+  return selected.map((s, k) => ({
     frame_id: s.frame_id,
     offset_ms: a.measures[s.index].offset_ms,
     session_time_ms: a.measures[s.index].frame.session_time_ms,
     uri: a.measures[s.index].frame.uri,
     reasons: s.reasons,
+    label: labels[k],
   }));
 }
 
-function tilesFrom(p: Prepared, a: EpochAnalysis, selected: Selected[], env: ArtifactEnv, width: number) {
+function tilesFrom(
+  p: Prepared,
+  a: EpochAnalysis,
+  selected: Selected[],
+  env: ArtifactEnv,
+  width: number,
+  labels: string[],
+) {
   return selected.map((s, k): StoryTile => {
     const m = a.measures[s.index];
     const prev = k > 0 ? a.measures[selected[k - 1].index].frame.session_time_ns : undefined;
@@ -236,7 +199,7 @@ function tilesFrom(p: Prepared, a: EpochAnalysis, selected: Selected[], env: Art
       frame_id: m.frame.frame_id,
       session_time_ms: m.frame.session_time_ms,
       offset_ms: m.offset_ms,
-      labels: s.reasons.map((r) => REASON_LABELS[r]),
+      labels: [labels[k]],
       markers: prev === undefined ? [] : markersAt(p.markers, prev, m.frame.session_time_ns),
       ...(gap ? { gap_before: gap } : {}),
     };
@@ -245,8 +208,9 @@ function tilesFrom(p: Prepared, a: EpochAnalysis, selected: Selected[], env: Art
 
 export async function storyboard(env: ArtifactEnv, p: Prepared, a: EpochAnalysis, opts: GenerateOptions) {
   const selected = selectionFor(p, a, opts.max_tiles);
+  const labels = labelsFor(p, a, selected);
   const tileWidth = storyboardColumns(selected.length) >= 4 ? 360 : 400;
-  const tiles = tilesFrom(p, a, selected, env, tileWidth);
+  const tiles = tilesFrom(p, a, selected, env, tileWidth, labels);
   const image = renderStoryboard({
     title: `STORYBOARD  ${anchorName(p.range)}`,
     subtitle: subtitle(p, a),
@@ -254,7 +218,7 @@ export async function storyboard(env: ArtifactEnv, p: Prepared, a: EpochAnalysis
     tiles,
     tile_width: tileWidth,
   });
-  const facts = tileFacts(a, selected);
+  const facts = tileFacts(a, selected, labels);
   return await finish(env, p, a, "storyboard", image, selected.map((s) => s.frame_id), {
     algorithm: "anchors + trend changes + change peaks + farthest-point novelty",
     time_direction: "left_to_right",
@@ -273,7 +237,7 @@ export async function composite(env: ArtifactEnv, p: Prepared, a: EpochAnalysis)
   const after = full[full.length - 1];
   const chosen = [before, peak, after].filter((s, i, all) => all.findIndex((o) => o.index === s.index) === i);
   const names = ["BEFORE", "DURING (max difference from before)", "AFTER"];
-  const tiles = tilesFrom(p, a, chosen, env, 480).map((t, i) => ({
+  const tiles = tilesFrom(p, a, chosen, env, 480, chosen.map(() => "")).map((t, i) => ({
     ...t,
     labels: [chosen.length === 3 ? names[i] : i === 0 ? names[0] : names[2]],
   }));
@@ -365,17 +329,18 @@ export async function regionFilmstrip(
   opts: GenerateOptions,
 ) {
   const selected = selectionFor(p, a, opts.max_tiles);
+  const labels = labelsFor(p, a, selected);
   const window = contextWindow(region.rect);
   const scale = cropScale(window);
   const needed = Math.ceil(a.epoch.width * Math.min(1, scale));
-  const crops = selected.map((s) => {
+  const crops = selected.map((s, k) => {
     const m = a.measures[s.index];
     return {
       image: decodeFor(env, m.frame, needed),
       frame_id: m.frame.frame_id,
       session_time_ms: m.frame.session_time_ms,
       offset_ms: m.offset_ms,
-      labels: s.reasons.map((r) => REASON_LABELS[r]),
+      labels: [labels[k]],
     };
   });
   const image = renderFilmstrip({
@@ -391,7 +356,7 @@ export async function regionFilmstrip(
     crop_scale: scale,
     locator_width: 400,
   });
-  const facts = tileFacts(a, selected);
+  const facts = tileFacts(a, selected, labels);
   return await finish(env, p, a, "region_filmstrip", image, selected.map((s) => s.frame_id), {
     algorithm: "change-aware selection measured inside the region; fixed crop with context margin",
     time_direction: "left_to_right",
@@ -407,3 +372,5 @@ export async function regionFilmstrip(
     },
   });
 }
+
+export { anchorWords, labelsFor, selectionFor } from "./artifact_text.ts";

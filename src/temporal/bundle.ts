@@ -3,21 +3,30 @@
  * measurements, the before/during/after composite, the storyboard and the difference map, capture
  * quality, and the browser events nearest the major visual changes, all traceable to source frames.
  */
+import { sanitizeUrl } from "../browser/privacy.ts";
 import { type EventView, queryEvents } from "../capture/events_query.ts";
 import type { EpochAnalysis } from "./analysis.ts";
 import { type ChangeRegion, changeRegions } from "./change_regions.ts";
+import { anchorWords } from "./artifact_text.ts";
 import { type Artifact, type ArtifactEnv, composite, differenceMap, storyboard } from "./artifacts.ts";
 import { type Prepared, prepareRange } from "./prepare.ts";
 import { ms, type ResolvedRange } from "./range.ts";
 import { plainMs, signedMs } from "./render/layout.ts";
 import type { SelectionReason } from "./selection.ts";
+import { describeTransients, regionTimelines, type Transients, type TransientView } from "./transients.ts";
 
 export type Detail = "concise" | "expanded" | "full";
 
 export const EVENT_LIMITS: Record<Detail, number> = { concise: 5, expanded: 12, full: 40 };
 export const ID_LIMITS: Record<Detail, number> = { concise: 12, expanded: 48, full: 200 };
 
-const MAJOR: SelectionReason[] = ["first_change", "peak_change", "trend_change", "change_peak"];
+const MAJOR: SelectionReason[] = [
+  "first_change",
+  "peak_change",
+  "trend_change",
+  "turning_point",
+  "change_peak",
+];
 
 export interface RangeMeasurements {
   frame_count: number;
@@ -112,6 +121,26 @@ function round4(v: number): number {
 
 const EVENT_RANK: Record<string, number> = { exception: 0, request_failed: 1, navigation: 2, dialog: 3 };
 
+const FAVICON_PATHS = ["/favicon.ico", "/favicon.png", "/favicon.svg"];
+
+/**
+ * The browser's own favicon fetch: not something the page did, so never ranked near a change.
+ * Recorded URLs carry a hash of the path (privacy), so the favicon paths are hashed the same way.
+ */
+export function isFavicon(e: EventView): boolean {
+  if (e.kind !== "request" && e.kind !== "request_failed") return false;
+  const raw = typeof e.data?.url === "string" ? e.data.url : (e.text ?? "").split(" ")[1] ?? "";
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return false;
+  }
+  return FAVICON_PATHS.some((p) =>
+    url.pathname === p || url.pathname === new URL(sanitizeUrl(`${url.origin}${p}`).redacted).pathname
+  );
+}
+
 function eventRank(e: EventView): number {
   if (e.kind === "console" && e.level === "error") return 0;
   return EVENT_RANK[e.kind] ?? (e.kind === "console" && e.level === "warning" ? 3 : 4);
@@ -119,14 +148,15 @@ function eventRank(e: EventView): number {
 
 /**
  * Events nearest the major visual changes: errors first, then failed requests, navigation, dialogs,
- * then the rest; within a rank the nearest to any major change, then time, then id.
+ * then the rest; within a rank the nearest to any major change, then time, then id. Favicon
+ * requests are left out.
  */
 export function eventsNearChanges(
   events: EventView[],
   changeTimesNs: number[],
   limit: number,
 ): { events: Array<EventView & { nearest_change_ms: number | null }>; omitted: number } {
-  const scored = events.map((e) => {
+  const scored = events.filter((e) => !isFavicon(e)).map((e) => {
     const distance = changeTimesNs.length
       ? Math.min(...changeTimesNs.map((t) => Math.abs(e.session_time_ns - t)))
       : null;
@@ -147,7 +177,7 @@ export function eventsNearChanges(
 export interface BundleResult {
   prepared: Prepared;
   analysis: EpochAnalysis;
-  measurements: RangeMeasurements;
+  measurements: RangeMeasurements & Transients & { transient_states_omitted: number };
   storyboard: Artifact;
   composite: Artifact;
   difference_map: Artifact;
@@ -163,9 +193,55 @@ export interface BundleOptions {
   detail: Detail;
 }
 
-function headerText(p: Prepared, a: EpochAnalysis, m: RangeMeasurements, eventsTotal: number): string {
+/** Transient states listed in structured content, and in the concise text. */
+export const TRANSIENT_LIMIT = 12;
+const TRANSIENT_TEXT_LIMIT = 6;
+
+function area(r: { x: number; y: number; width: number; height: number }): string {
+  return `${Math.round(r.x)},${Math.round(r.y)} ${Math.round(r.width)}×${Math.round(r.height)}`;
+}
+
+export function transientLine(t: TransientView): string {
+  if (t.looks_final) {
+    return `- ${area(t.bounds)} already looked as it ends at ${
+      signedMs(t.appeared_ms)
+    }, then changed again at ${signedMs(t.replaced_ms)}`;
+  }
+  const what = t.colour ? `${/^[aeiou]/.test(t.colour) ? "an" : "a"} ${t.colour} area` : "an area";
+  return `- ${what} at ${area(t.bounds)} appeared at ${signedMs(t.appeared_ms)} and was replaced at ${
+    signedMs(t.replaced_ms)
+  } (${plainMs(t.duration_ms)} on screen)`;
+}
+
+/** The header's words for states that appeared and vanished, and regions that changed more than once. */
+function transientText(m: BundleResult["measurements"], since: string): string[] {
+  const states = m.transient_states.slice(0, TRANSIENT_TEXT_LIMIT);
+  const more = m.transient_states.length - states.length + m.transient_states_omitted;
+  if (states.length === 0 && m.repeated_changes.length === 0) {
+    return ["- transient states: none (each changed region changed once and stayed)"];
+  }
+  return [
+    `Transient states (shown, then replaced; ms from ${since}):`,
+    ...states.map(transientLine),
+    ...(more > 0 ? [`- and ${more} more (structured content: transient_states)`] : []),
+    ...m.repeated_changes.slice(0, 4).map((r) =>
+      `- ${area(r.bounds)} changed ${r.changes} times between ${signedMs(r.first_change_ms)} and ${
+        signedMs(r.last_change_ms)
+      }`
+    ),
+  ];
+}
+
+function headerText(
+  p: Prepared,
+  a: EpochAnalysis,
+  m: BundleResult["measurements"],
+  eventsTotal: number,
+): string {
   const r = p.range;
   const at = r.anchor.at_ns;
+  const op = anchorWords(p);
+  const since = a.from_anchor ? `the ${op ?? "action"} dispatch` : `the ${who0(r)}`;
   const who = r.anchor.id
     ? `${r.anchor.kind.replace("_", " ")} ${r.anchor.id}`
     : r.anchor.kind.replace("_", " ");
@@ -185,7 +261,14 @@ function headerText(p: Prepared, a: EpochAnalysis, m: RangeMeasurements, eventsT
     `- ${r.gaps.length} declared gap${r.gaps.length === 1 ? "" : "s"}${
       r.complete ? "" : "; range partly captured"
     }`,
-    "Visual measurements:",
+    ...(p.earlier_document_frames > 0
+      ? [
+        `- ${p.earlier_document_frames} frame(s) of the previous document left out: the range opens on this one`,
+      ]
+      : []),
+    a.from_anchor
+      ? `Visual measurements (change since the frame on screen at ${since}):`
+      : "Visual measurements:",
     `- first detected change: ${
       m.first_change_offset_ms === null ? "none" : signedMs(m.first_change_offset_ms)
     }`,
@@ -212,10 +295,34 @@ function headerText(p: Prepared, a: EpochAnalysis, m: RangeMeasurements, eventsT
         } px (${Math.round(m.change_regions[0].share * 100)}% of change)`
         : ""
     }`,
+    ...transientText(m, since),
     `- browser events in range: ${eventsTotal}`,
     "These are visual measurements, not a diagnosis.",
   ];
   return lines.join("\n");
+}
+
+function who0(r: ResolvedRange): string {
+  return r.anchor.kind === "session_time" || r.anchor.kind === "timestamps" || r.anchor.kind === "frames"
+    ? "range start"
+    : r.anchor.kind.replace("_", " ");
+}
+
+/** Transient states and repeated change of an analysis' change regions, named from its frames. */
+function transientsOf(env: ArtifactEnv, a: EpochAnalysis, m: RangeMeasurements) {
+  const from = a.from_anchor
+    ? Math.max(0, a.measures.findIndex((x) => x.frame.frame_id === a.baseline.frame_id))
+    : 0;
+  const timelines = regionTimelines(a, m.change_regions, from);
+  const t = describeTransients(a, timelines, (k) => {
+    const f = a.measures[k].frame;
+    return env.cache.frame(f, a.scale, () => env.ops.decode(f, a.scale));
+  });
+  return {
+    transient_states: t.transient_states.slice(0, TRANSIENT_LIMIT),
+    transient_states_omitted: Math.max(0, t.transient_states.length - TRANSIENT_LIMIT),
+    repeated_changes: t.repeated_changes,
+  };
 }
 
 export async function buildBundle(
@@ -243,7 +350,8 @@ export async function buildBundle(
     const changeTimes = board.tiles.filter((t) => t.reasons.some((r) => MAJOR.includes(r as SelectionReason)))
       .map((t) => t.session_time_ms * 1e6);
     const near = eventsNearChanges(pageEvents, changeTimes, EVENT_LIMITS[opts.detail]);
-    const m = measure(analysis, range.anchor.at_ns);
+    const base = measure(analysis, range.anchor.at_ns);
+    const m = { ...base, ...transientsOf(env, analysis, base) };
     out.push({
       prepared,
       analysis,

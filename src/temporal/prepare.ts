@@ -7,7 +7,14 @@ import type { DatabaseSync } from "node:sqlite";
 import type { FrameRow } from "../capture/frames.ts";
 import type { Rect, RgbaImage } from "../vision/image.ts";
 import { analyzeEpoch, type EpochAnalysis, type JpegScale, type PixelOps } from "./analysis.ts";
-import { type Epoch, epochAt, loadRangeFrames, splitEpochs } from "./frames.ts";
+import {
+  documentStartNs,
+  type Epoch,
+  epochAt,
+  loadRangeFrames,
+  sinceDocument,
+  splitEpochs,
+} from "./frames.ts";
 import type { ResolvedRange } from "./range.ts";
 
 export interface Marker {
@@ -24,6 +31,8 @@ export interface Prepared {
   analyses: EpochAnalysis[];
   markers: Marker[];
   truncated: boolean;
+  /** Frames of a document before the range's own (or about:blank) left out. */
+  earlier_document_frames: number;
 }
 
 export interface PrepareOptions {
@@ -129,8 +138,14 @@ export function prepareRange(
   options: PrepareOptions,
 ): Prepared {
   const loaded = loadRangeFrames(db, range);
-  const all = loaded.leading ? [loaded.leading, ...loaded.inside] : loaded.inside;
-  const epochs = splitEpochs(all);
+  const painted = loaded.leading ? [loaded.leading, ...loaded.inside] : loaded.inside;
+  // The range's document is the one committed when it starts; a frame on screen then from an earlier
+  // document (or about:blank, still shown until the new one paints) opens no story of this one.
+  const documentNs = documentStartNs(db, range, range.start_ns);
+  const own = documentNs === undefined
+    ? { frames: painted, dropped: 0 }
+    : sinceDocument(painted, documentNs, range.anchor.at_ns);
+  const epochs = splitEpochs(own.frames);
   const anchorEpoch = epochAt(epochs, range.anchor.at_ns);
   const chosen = options.epochs === "all" ? epochs : anchorEpoch ? [anchorEpoch] : [];
   const gaps = range.gaps.map((g) => ({ start_ns: g.start_ns, end_ns: g.end_ns }));
@@ -146,6 +161,7 @@ export function prepareRange(
       options.noise_floor ?? "",
       options.crop ? `${options.crop.x},${options.crop.y},${options.crop.width},${options.crop.height}` : "",
       options.mask ? JSON.stringify(options.mask) : "",
+      range.anchor.kind,
     ].join("|");
     return cache.analysis(key, () =>
       analyzeEpoch({
@@ -157,10 +173,24 @@ export function prepareRange(
         noise_floor: options.noise_floor,
         crop: options.crop,
         mask: options.mask,
+        measure_from_anchor: fromAnchor(range),
       }, {
         ...ops,
         decode: (frame, scale) => cache.frame(frame, scale, () => ops.decode(frame, scale)),
       }));
   });
-  return { range, epochs, chosen, analyses, markers: markersIn(db, range), truncated: loaded.truncated };
+  return {
+    range,
+    epochs,
+    chosen,
+    analyses,
+    markers: markersIn(db, range),
+    truncated: loaded.truncated,
+    earlier_document_frames: own.dropped,
+  };
+}
+
+/** An action's range measures change from the frame on screen at its dispatch. */
+export function fromAnchor(range: ResolvedRange): boolean {
+  return range.anchor.kind === "interaction" || range.anchor.kind === "latest_interaction";
 }

@@ -19,23 +19,80 @@ export type SelectionReason =
   | "gap_edge"
   | "marker"
   | "trend_change"
+  | "before_return"
+  | "turning_point"
   | "change_peak"
   | "new_state"
   | "coverage";
 
-export const REASON_LABELS: Record<SelectionReason, string> = {
-  before: "BEFORE",
-  first_after_anchor: "FIRST AFTER",
-  first_change: "FIRST CHANGE",
-  peak_change: "PEAK CHANGE",
-  final: "FINAL",
-  gap_edge: "GAP EDGE",
-  marker: "MARKER",
-  trend_change: "TREND CHANGE",
-  change_peak: "CHANGE PEAK",
-  new_state: "NEW STATE",
-  coverage: "COVERAGE",
-};
+/** What a tile's label can lean on besides its reasons. */
+export interface LabelContext {
+  /** The anchor in words ("click", "navigation"); none for a plain time range. */
+  anchor?: string;
+  /** The range ended after the page had stopped changing. */
+  settled: boolean;
+  /** The tile's frame cannot be told apart from the final frame. */
+  like_final: boolean;
+}
+
+/** Which reason a label names first when a tile has several. */
+const LABEL_ORDER: SelectionReason[] = [
+  "before",
+  "final",
+  "before_return",
+  "first_change",
+  "peak_change",
+  "trend_change",
+  "turning_point",
+  "first_after_anchor",
+  "change_peak",
+  "gap_edge",
+  "marker",
+  "new_state",
+  "coverage",
+];
+
+/** Labels stay this short so they fit a storyboard tile at label size (30 characters, less the number). */
+export const MAX_LABEL_CHARS = 24;
+
+function reasonWords(r: SelectionReason, ctx: LabelContext): string {
+  switch (r) {
+    case "before":
+      return ctx.anchor ? `before ${ctx.anchor}` : "start";
+    case "final":
+      return ctx.settled ? "settled" : "last frame";
+    case "before_return":
+      return ctx.like_final ? "looks settled" : "near settled";
+    case "first_after_anchor":
+      return ctx.anchor ? `just after ${ctx.anchor}` : "next frame";
+    case "first_change":
+      return "first change";
+    case "peak_change":
+      return "largest change";
+    case "trend_change":
+      return "changes again";
+    case "turning_point":
+      return "turning point";
+    case "change_peak":
+      return "sudden change";
+    case "gap_edge":
+      return "at capture gap";
+    case "marker":
+      return "at marker";
+    case "new_state":
+      return "distinct state";
+    case "coverage":
+      return "in between";
+  }
+}
+
+/** A tile's label in plain words: its leading reason, and a second one when both fit. */
+export function plainLabel(reasons: SelectionReason[], ctx: LabelContext): string {
+  const words = [...new Set(LABEL_ORDER.filter((r) => reasons.includes(r)).map((r) => reasonWords(r, ctx)))];
+  const [first = "frame", second] = words;
+  const both = second ? `${first}, ${second}` : first;
+  return (both.length <= MAX_LABEL_CHARS ? both : first).slice(0, MAX_LABEL_CHARS);
+}
 
 export interface Selected {
   /** Index into the measures array. */
@@ -50,6 +107,8 @@ export interface SelectionInput {
   gaps: Array<{ start_ns: number; end_ns: number | null }>;
   markers: Array<{ at_ns: number; label: string }>;
   max_tiles: number;
+  /** Choose only from the frame on screen at the anchor on (an action's range). */
+  from_anchor?: boolean;
 }
 
 function argMax(values: number[], from = 0): number {
@@ -89,11 +148,17 @@ function signatureDistance(a: Float32Array, b: Float32Array): number {
 /**
  * Trend changes, strongest first. Returns away from the settled state come first: a rise in
  * distance-to-final after it had fallen (an overshoot or reversal), scored by how far the peak
- * stands above its surroundings relative to its own height. Turning points of the path of change
- * (centroid extremes) follow at half weight, since a flash elsewhere can also move a centroid.
+ * stands above its surroundings relative to its own height. Each return is preceded, at the same
+ * score, by the frame it left from: the one closest to final before it (a motion's extreme that can
+ * be pixel-identical to where it settles; without it the story reads as smooth forward motion).
+ * Turning points of the path of change (centroid extremes) follow at half weight, since a flash
+ * elsewhere can also move a centroid.
  */
-export function trendChanges(measures: FrameMeasure[]): Array<{ index: number; score: number }> {
+export function trendChanges(
+  measures: FrameMeasure[],
+): Array<{ index: number; score: number; kind: "return" | "before_return" | "turn" }> {
   const found = new Map<number, number>();
+  const kinds = new Map<number, "return" | "before_return" | "turn">();
   const note = (idx: number, score: number) => found.set(idx, Math.max(found.get(idx) ?? 0, score));
   const toFinal = measures.map((m) => m.to_final.changed_proportion);
   // Returns smaller than this share of the largest distance are jitter, not a trend.
@@ -101,7 +166,16 @@ export function trendChanges(measures: FrameMeasure[]): Array<{ index: number; s
   for (const p of prominentPeaks(toFinal)) {
     const height = toFinal[p.index];
     if (height <= floor || p.prominence / height < 0.3) continue;
-    note(p.index, 1 + p.prominence / height);
+    const score = 1 + p.prominence / height;
+    note(p.index, score);
+    kinds.set(p.index, "return");
+    // The latest lowest point since the last higher one: where the page was closest to final before it.
+    let low = p.index - 1;
+    for (let k = p.index - 1; k >= 0 && toFinal[k] <= height; k--) if (toFinal[k] < toFinal[low]) low = k;
+    if (low >= 0 && toFinal[low] <= height * 0.3 && !found.has(low)) {
+      note(low, score);
+      kinds.set(low, "before_return");
+    }
   }
   const moving = measures.map((m, i) => ({ c: m.step?.centroid, i })).filter((e) => e.c);
   for (const axis of ["x", "y"] as const) {
@@ -111,15 +185,27 @@ export function trendChanges(measures: FrameMeasure[]): Array<{ index: number; s
     for (const series of [values, values.map((v) => -v)]) {
       for (const p of prominentPeaks(series)) {
         const score = p.prominence / range;
-        if (score >= 0.1) note(moving[p.index].i, score / 2);
+        if (score < 0.1) continue;
+        note(moving[p.index].i, score / 2);
+        if (!kinds.has(moving[p.index].i)) kinds.set(moving[p.index].i, "turn");
       }
     }
   }
-  return [...found].map(([index, score]) => ({ index, score }))
+  return [...found].map(([index, score]) => ({ index, score, kind: kinds.get(index) ?? "turn" }))
     .sort((a, b) => b.score - a.score || a.index - b.index);
 }
 
 export function selectFrames(input: SelectionInput): Selected[] {
+  if (input.from_anchor) {
+    let before = -1;
+    for (let i = 0; i < input.measures.length; i++) {
+      if (input.measures[i].frame.session_time_ns <= input.anchor_ns) before = i;
+    }
+    if (before > 0) {
+      return selectFrames({ ...input, measures: input.measures.slice(before), from_anchor: false })
+        .map((s) => ({ ...s, index: s.index + before }));
+    }
+  }
   const { measures } = input;
   const n = measures.length;
   const limit = Math.max(1, Math.min(input.max_tiles, n));
@@ -161,7 +247,12 @@ export function selectFrames(input: SelectionInput): Selected[] {
   }
   for (const m of input.markers) add(times.findIndex((t) => t >= m.at_ns), "marker");
 
-  for (const t of trendChanges(measures)) add(t.index, "trend_change");
+  const trendReason = {
+    return: "trend_change",
+    before_return: "before_return",
+    turn: "turning_point",
+  } as const;
+  for (const t of trendChanges(measures)) add(t.index, trendReason[t.kind]);
   const stepChange = measures.map((m) => m.step?.changed_proportion ?? 0);
   for (
     const p of prominentPeaks(stepChange).sort((a, b) => b.prominence - a.prominence || a.index - b.index)

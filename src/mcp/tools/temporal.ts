@@ -83,6 +83,7 @@ function bundleOutput(results: BundleResult[], range: ResolvedRange, handle: str
   inline_images?: boolean;
 }): ToolOutput {
   const level = args.detail ?? "concise";
+  const inline = args.inline_images ?? true;
   const primary = results[0];
   const views = results.map((r) => {
     const outcomes = [r.storyboard, r.composite, r.difference_map];
@@ -104,12 +105,16 @@ function bundleOutput(results: BundleResult[], range: ResolvedRange, handle: str
   const text = [
     primary.header,
     "",
-    ...results.map((r) =>
-      `Storyboard ${r.storyboard.uri} frames ${
-        r.storyboard.tiles.map((t) => `#${t.frame_id}@${signedMs(t.offset_ms)}`).join(" ")
-      }` +
-      (level === "concise" ? "" : `\nComposite ${r.composite.uri}\nDifference map ${r.difference_map.uri}`)
-    ),
+    ...results.flatMap((r, i) => [
+      `Storyboard ${r.storyboard.uri}${i === 0 && inline ? " (inlined)" : ""}: ${
+        r.storyboard.tiles.map((t) => `#${t.frame_id} ${signedMs(t.offset_ms)} ${t.label ?? ""}`.trim()).join(
+          "; ",
+        )
+      }`,
+      `Composite (before/during/after) ${r.composite.uri}`,
+      `Difference map ${r.difference_map.uri}`,
+    ]),
+    "Read these images with resources/read (frames: fetch_source_frames).",
     ...(primary.events.length > 0
       ? [
         "Events nearest the major visual changes:",
@@ -123,7 +128,6 @@ function bundleOutput(results: BundleResult[], range: ResolvedRange, handle: str
     ...range.warnings.map((w) => `warning ${w.code}: ${w.message}`),
     `range_handle ${handle}`,
   ].join("\n");
-  const inline = args.inline_images ?? true;
   return output(text, {
     range,
     range_handle: handle,
@@ -177,7 +181,7 @@ export const temporalTools = [
     capability: "temporal-vision",
     output: OUTPUT_SCHEMAS.temporal_debug_bundle,
     description:
-      "Start here to see what happened over time: header of measurements, storyboard, before/during/after, difference map, nearby events.",
+      "Start here to see what happened over time: measurements and transient states in words, the storyboard (inlined), URIs of the before/during/after composite and difference map, nearby events.",
     input: z.strictObject({
       ...rangeFields,
       epochs: z.enum(["anchor", "all"]).optional().describe("Default anchor (its visual epoch)"),

@@ -1,5 +1,6 @@
 import { assertEquals } from "../../assert.ts";
 import type { EventView } from "../../../src/capture/events_query.ts";
+import { sanitizeUrl } from "../../../src/browser/privacy.ts";
 import { eventsNearChanges } from "../../../src/temporal/bundle.ts";
 
 const MS = 1_000_000;
@@ -88,4 +89,24 @@ Deno.test("eventsNearChanges: the limit keeps the head and counts the rest exact
   assertEquals(eventsNearChanges(events, [0], 50).omitted, 0);
   assertEquals(eventsNearChanges(events, [0], 0), { events: [], omitted: 7 });
   assertEquals(eventsNearChanges([], [0], 5), { events: [], omitted: 0 });
+});
+
+Deno.test("eventsNearChanges: the browser's favicon requests are never ranked", () => {
+  const favicon = (id: number, kind: string, url: string): EventView => ({
+    ...ev(id, kind, 1000, "error"),
+    text: `GET ${url} 404`,
+    data: { url, method: "GET" },
+  });
+  const events = [
+    favicon(1, "request", "http://127.0.0.1:8000/favicon.ico"),
+    favicon(2, "request_failed", "http://127.0.0.1:8000/favicon.ico?v=2"),
+    favicon(3, "request", "http://127.0.0.1:8000/api/favicon.json"),
+    ev(4, "navigation", 1200),
+    // As recorded: the path is hashed for privacy.
+    favicon(5, "request", sanitizeUrl("http://127.0.0.1:8000/favicon.ico").redacted),
+    favicon(6, "request", sanitizeUrl("http://127.0.0.1:8000/app.js").redacted),
+  ];
+  const r = eventsNearChanges(events, [1000 * MS], 10);
+  assertEquals(idsOf(r), [4, 3, 6], "navigation ranks above a plain request");
+  assertEquals(r.omitted, 0);
 });

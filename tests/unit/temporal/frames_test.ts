@@ -1,6 +1,6 @@
 import { assert, assertEquals } from "../../assert.ts";
 import type { FrameRow } from "../../../src/capture/frames.ts";
-import { epochAt, splitEpochs } from "../../../src/temporal/frames.ts";
+import { epochAt, inPaintOrder, sinceDocument, splitEpochs } from "../../../src/temporal/frames.ts";
 import { frameRow, MS } from "./frame_rows.ts";
 
 /** Frames default to 800×600 with a matching viewport; `size` changes the image, `viewport` the page. */
@@ -120,4 +120,41 @@ Deno.test("epochAt: an exact tie in distance picks the earlier epoch", () => {
 
 Deno.test("epochAt: no epochs, no answer", () => {
   assert(epochAt([], 0) === undefined);
+});
+
+/** A frame received at recvMs that Chrome stamped as painted at paintS seconds (its own clock). */
+function painted(id: number, recvMs: number, paintS: number | null): FrameRow {
+  return { ...frame(id, recvMs), chrome_timestamp: paintS };
+}
+
+Deno.test("inPaintOrder: frames delivered out of order are put back in paint order and timed at their paint", () => {
+  // Chrome's clock is 1000 s ahead; the fastest delivery (frame 1) took 5 ms; frame 3 was painted
+  // before frame 2 but delivered 100 ms late.
+  const frames = [painted(1, 105, 1000.1), painted(2, 215, 1000.2), painted(3, 255, 1000.15)];
+  const out = inPaintOrder(frames);
+  assertEquals(ids(out), [1, 3, 2]);
+  assertEquals(out.map((f) => f.session_time_ms), [105, 155, 205]);
+  assertEquals(out.map((f) => f.session_time_ns), [105 * MS, 155 * MS, 205 * MS]);
+  // No frame is timed after its receipt.
+  const received = new Map(frames.map((f) => [f.frame_id, f.session_time_ns]));
+  for (const f of out) assert(f.session_time_ns <= (received.get(f.frame_id) ?? 0), `frame ${f.frame_id}`);
+});
+
+Deno.test("inPaintOrder: frames without a usable Chrome timestamp keep their receipt time", () => {
+  const out = inPaintOrder([painted(1, 100, null), painted(2, 150, 0), painted(3, 120, 500.11)]);
+  assertEquals(out.map((f) => [f.frame_id, f.session_time_ms]), [[1, 100], [3, 120], [2, 150]]);
+  assertEquals(inPaintOrder([]), []);
+});
+
+Deno.test("sinceDocument: frames of an earlier document are left out once the document has painted", () => {
+  const frames = [frame(1, 100), frame(2, 400), frame(3, 500), frame(4, 900)];
+  // The navigation committed at 300 ms and the document painted at 400 ms, before the click at 600 ms.
+  const kept = sinceDocument(frames, 300 * MS, 600 * MS);
+  assertEquals([ids(kept.frames), kept.dropped], [[2, 3, 4], 1]);
+  // Not painted by the click yet: the earlier page is what the screen showed, and stays.
+  assertEquals(sinceDocument(frames, 300 * MS, 350 * MS), { frames, dropped: 0 });
+  // The range already starts in the document: nothing to drop.
+  assertEquals(sinceDocument(frames, 50 * MS, 600 * MS), { frames, dropped: 0 });
+  // No frame of the document at all.
+  assertEquals(sinceDocument(frames, 1000 * MS, 2000 * MS), { frames, dropped: 0 });
 });

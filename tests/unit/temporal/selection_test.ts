@@ -13,7 +13,14 @@ import {
 import { createImage, type Rect } from "../../../src/vision/image.ts";
 import { kernelOps } from "../../../src/temporal/pixel_ops.ts";
 
-const CHANGE_REASONS: SelectionReason[] = ["first_change", "peak_change", "trend_change", "change_peak"];
+const CHANGE_REASONS: SelectionReason[] = [
+  "first_change",
+  "peak_change",
+  "trend_change",
+  "turning_point",
+  "before_return",
+  "change_peak",
+];
 
 const frame = frameRow;
 
@@ -233,7 +240,7 @@ Deno.test("selectFrames: the same input selects the same frames", () => {
   assertEquals(select(m1, 0, { max_tiles: 5 }), select(m2, 0, { max_tiles: 5 }));
 });
 
-Deno.test("selectFrames: a motion that reverses is a trend change at the turning frame", () => {
+Deno.test("selectFrames: a motion that reverses is a turning point at the turning frame", () => {
   // The square moves right to x=32 (frame index 4) and comes back.
   const measures = analyzedSquare([0, 8, 16, 24, 32, 24, 16, 8]);
   assertEquals(measures.map((m) => m.step?.centroid?.x ?? null), [null, 8, 16, 24, 32, 32, 24, 16]);
@@ -241,7 +248,7 @@ Deno.test("selectFrames: a motion that reverses is a trend change at the turning
   assert(trends.some((t) => t.index === 4 && t.score > 0), `turning frame among ${JSON.stringify(trends)}`);
   const sel = select(measures, 0, { max_tiles: 8 });
   checkShape(sel, measures, 8);
-  assert(reasonsAt(sel, 4).includes("trend_change"), `reasons at the turn: ${reasonsAt(sel, 4)}`);
+  assert(reasonsAt(sel, 4).includes("turning_point"), `reasons at the turn: ${reasonsAt(sel, 4)}`);
   assert(reasonsAt(sel, 0).includes("before"));
   assert(reasonsAt(sel, 1).includes("first_change"));
   assert(reasonsAt(sel, 1).includes("first_after_anchor"));
