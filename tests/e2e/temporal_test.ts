@@ -2,7 +2,7 @@ import { assert, assertEquals } from "../assert.ts";
 import { decodeJpeg } from "../../src/vision/jpeg_decode.ts";
 import type { RgbaImage } from "../../src/vision/image.ts";
 import { e2e, errorCode, refOf, type ServerHandle, structured, withServer } from "./harness.ts";
-import { openPanel } from "./transition_flow.ts";
+import { openPanel, openPanelClick } from "./transition_flow.ts";
 
 interface Rect {
   x: number;
@@ -25,6 +25,24 @@ function pixel(img: RgbaImage, x: number, y: number): [number, number, number] {
 
 const isMagenta = ([r, g, b]: number[]) => r > 200 && g < 90 && b > 200;
 const isPanelBlue = ([r, g, b]: number[]) => r < 70 && g < 110 && b > 150;
+
+/** Session ms of the first frame of width × height received at or after fromMs; waits for it (bounded). */
+async function firstFrameOfSize(server: ServerHandle, fromMs: number, width: number, height: number) {
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    const listed = structured(
+      await server.call("list_source_frames", {
+        range: { start_ms: fromMs, end_ms: fromMs + 600_000 },
+        max_frames: 200,
+      }),
+    );
+    const frames = (listed.frames ?? []) as Array<{ width: number; height: number; session_time_ms: number }>;
+    const hit = frames.find((f) => f.width === width && f.height === height);
+    if (hit) return hit.session_time_ms;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`no ${width}x${height} frame after ${fromMs} ms within 30 s`);
+}
 
 async function readJson(server: ServerHandle, uri: string): Promise<Record<string, unknown>> {
   const res = await server.client.readResource({ uri });
@@ -241,14 +259,22 @@ Deno.test({
   ...e2e,
   fn: () =>
     withServer(async (server, site) => {
-      const interaction = await openPanel(server, site.origin);
-      await new Promise((r) => setTimeout(r, 900));
+      const click = await openPanelClick(server, site.origin);
+      const interaction = String(click.interaction_id);
+      await new Promise((r) => setTimeout(r, 900)); // the 800 ms panel animation ends before the resize
       const resized = await server.call("set_viewport", { width: 800, height: 500, inline_images: false });
       assert(!resized.isError, `set_viewport failed: ${resized.content[0]?.text}`);
-      await new Promise((r) => setTimeout(r, 800));
+      // The range must reach the first frame of the new size. Under load the click's observation and
+      // set_viewport can take seconds, so a fixed window after the click may end before the resize:
+      // the end is taken from that frame, found by waiting for it.
+      const resizedAt = (structured(resized).timing_ms as { start: number }).start;
+      const first800 = await firstFrameOfSize(server, resizedAt, 800, 500);
+      const dispatchedAt = (click.timing_ms as { dispatch: number }).dispatch;
+      const range = { interaction_id: interaction, after_ms: first800 - dispatchedAt + 300 };
+      await new Promise((r) => setTimeout(r, 600)); // the range end is in the past (session time is real time)
 
-      const range = { interaction_id: interaction, after_ms: 2_000 };
       const bundle = structured(await server.call("temporal_debug_bundle", { range, inline_images: false }));
+      assertEquals((bundle.range as { anchor: { at_ms: number } }).anchor.at_ms, dispatchedAt);
       const epochs = bundle.epochs as { total: number; selected: number[] };
       assertEquals(epochs.total, 2, "the override starts a second visual epoch");
       assertEquals(epochs.selected, [0], "the bundle works in the anchor's epoch");

@@ -307,22 +307,29 @@ Deno.test({
       for (let i = 0; i < 100 && !page.closed; i++) await new Promise((r) => setTimeout(r, 20));
       assert(page.closed && session.pages.size === 0, "the session dropped the detached page");
       // Chrome drops a detached session's emulation: a bystander connection sees the original size.
+      // The drop reaches the renderer asynchronously (no event marks it; under load a first read can
+      // still see 500), so the bystander reads until it lands, bounded. Waiting also means the 500 read
+      // after reattachment can only come from the re-applied override.
       const bystander = await CdpConnection.connect(launched.browserWsUrl);
       try {
         const { sessionId } = await bystander.send("Target.attachToTarget", {
           targetId: page.targetId,
           flatten: true,
         });
-        const seen = await bystander.send(
-          "Runtime.evaluate",
-          {
-            expression: "new Promise((r) => requestAnimationFrame(() => r(innerWidth)))",
-            awaitPromise: true,
-            returnByValue: true,
-          },
-          sessionId,
-        );
-        assertEquals(seen.result.value, original, "the detach cleared Chrome's override");
+        let seen: unknown;
+        for (const deadline = Date.now() + 10_000; seen !== original && Date.now() < deadline;) {
+          const r = await bystander.send(
+            "Runtime.evaluate",
+            {
+              expression: "new Promise((r) => requestAnimationFrame(() => r(innerWidth)))",
+              awaitPromise: true,
+              returnByValue: true,
+            },
+            sessionId,
+          );
+          seen = r.result.value;
+        }
+        assertEquals(seen, original, "the detach cleared Chrome's override");
       } finally {
         await bystander.close();
       }
