@@ -3,7 +3,9 @@
  * CPU: a headless Chromium repainting fixtures/site/animation.html on every frame and busy loops, one
  * per core by default. Timing assumptions that hold on an idle machine break here first.
  *
- *   deno task test:pressure [--repeat N] [--loops N] [--no-chromium] [--minutes N] [-- command ...]
+ *   deno task test:pressure [--repeat N] [--keep-going] [--loops N] [--no-chromium] [--minutes N] [-- cmd ...]
+ *
+ * Runs stop at the first failure unless --keep-going (to count failures over N runs).
  *
  * Every neighbour is bounded: the loops stop themselves at the deadline, Chromium runs under
  * `timeout -s KILL` where coreutils has it, and all are killed when the runs end, on Ctrl-C or on SIGTERM.
@@ -18,8 +20,10 @@ const BUSY_PAGE = new URL("../fixtures/site/animation.html", import.meta.url).hr
 
 interface Options {
   repeat: number;
+  keepGoing: boolean;
   loops: number;
   chromium: boolean;
+  /** Bound on the neighbours' life; by default 45 minutes per run. */
   minutes: number;
   command: string[];
 }
@@ -27,9 +31,10 @@ interface Options {
 function parseArgs(args: string[]): Options {
   const o: Options = {
     repeat: 1,
+    keepGoing: false,
     loops: navigator.hardwareConcurrency,
     chromium: true,
-    minutes: 60,
+    minutes: 0,
     command: [Deno.execPath(), "task", "test"],
   };
   for (let i = 0; i < args.length; i++) {
@@ -42,6 +47,7 @@ function parseArgs(args: string[]): Options {
     if (a === "--repeat") o.repeat = int(1);
     else if (a === "--loops") o.loops = int(0);
     else if (a === "--minutes") o.minutes = int(1);
+    else if (a === "--keep-going") o.keepGoing = true;
     else if (a === "--no-chromium") o.chromium = false;
     else if (a === "--") {
       o.command = args.slice(i + 1);
@@ -49,6 +55,7 @@ function parseArgs(args: string[]): Options {
     } else throw new Error(`unknown argument ${a}; see the header of tests/pressure.ts`);
   }
   if (o.command.length === 0) throw new Error("-- needs a command");
+  if (o.minutes === 0) o.minutes = 45 * o.repeat;
   return o;
 }
 
@@ -146,9 +153,12 @@ interface RunReport {
 }
 
 /** Runs the command with stdout teed, keeping deno test's last summary line ("ok | 3 passed | ..."). */
+/** The command run now, so a signal can end it too. */
+let running: Deno.ChildProcess | undefined;
+
 async function runOnce(command: string[]): Promise<RunReport> {
   const started = performance.now();
-  const child = new Deno.Command(command[0], {
+  const child = running = new Deno.Command(command[0], {
     args: command.slice(1),
     cwd: ROOT,
     env: { NO_COLOR: "1" }, // so the summary line is plain text
@@ -169,6 +179,7 @@ async function runOnce(command: string[]): Promise<RunReport> {
     }
   }
   const { code } = await child.status;
+  running = undefined;
   return { code, seconds: (performance.now() - started) / 1000, summary };
 }
 
@@ -185,8 +196,15 @@ async function main(): Promise<number> {
   const deadline = Date.now() + opts.minutes * 60_000;
   const neighbours: Neighbour[] = [];
   let profile: string | undefined;
+  const cleanUp = async () => {
+    await stopAll(neighbours);
+    if (profile) await Deno.remove(profile, { recursive: true }).catch(() => {});
+  };
   const onSignal = () => {
-    stopAll(neighbours).finally(() => Deno.exit(130));
+    try {
+      running?.kill("SIGTERM");
+    } catch { /* already exited */ }
+    cleanUp().finally(() => Deno.exit(130));
   };
   Deno.addSignalListener("SIGINT", onSignal);
   if (Deno.build.os !== "windows") Deno.addSignalListener("SIGTERM", onSignal);
@@ -214,10 +232,11 @@ async function main(): Promise<number> {
       console.error(
         `pressure run ${i + 1}/${opts.repeat}: exit ${r.code} in ${r.seconds.toFixed(0)} s; ${r.summary}`,
       );
-      if (r.code !== 0) break;
+      if (r.code !== 0 && !opts.keepGoing) break;
     }
     // CPU the neighbours took, as a share of the runs' wall time (1.0 = one core kept busy all along).
     const wallSeconds = (performance.now() - wall) / 1000;
+    maxLoad = Math.max(maxLoad, loadAverage() ?? 0);
     const share = (marker: string) =>
       ([...cpuSeconds(marker).values()].reduce((a, b) => a + b, 0) / wallSeconds).toFixed(2);
     const shares = [...new Map(neighbours.map((n) => [n.marker, n])).values()].map((n) =>
@@ -229,8 +248,7 @@ async function main(): Promise<number> {
     );
   } finally {
     clearInterval(sampler);
-    await stopAll(neighbours);
-    if (profile) await Deno.remove(profile, { recursive: true }).catch(() => {});
+    await cleanUp();
   }
   const passed = reports.filter((r) => r.code === 0).length;
   const ok = passed === opts.repeat;
