@@ -15,6 +15,6 @@ export async function openPanelClick(server: ServerHandle, origin: string): Prom
   await new Promise((r) => setTimeout(r, 600));
   const snap = structured(await server.call("snapshot_page", {}));
   const clicked = structured(await server.call("click", { ref: refOf(snap, "button", "Open panel") }));
-  assertEquals(clicked.status, "ok");
+  assertEquals(clicked.status, "ok", `the click: ${JSON.stringify(clicked.warnings ?? [])}`);
   return clicked;
 }
