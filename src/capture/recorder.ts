@@ -16,8 +16,8 @@ import type {
   ToWorker,
 } from "./messages.ts";
 import {
-  type LatestFrame,
   type PostActionFrameRequest,
+  type PostActionFrames,
   ScreencastStream,
   type StreamHost,
   type StreamStats,
@@ -92,10 +92,10 @@ export class SessionCapture implements StreamHost {
     this.recorder.send({ type: "gap_end", session_id: this.sessionId, page_id: pageId, kind, end_ns: endNs });
   }
 
-  /** The frame standing for a page after an action (see ScreencastStream.postActionFrame). */
-  postActionFrame(pageId: string, request: PostActionFrameRequest): Promise<LatestFrame | undefined> {
+  /** What a page's stream can prove after an action (see ScreencastStream.postActionFrame). */
+  postActionFrame(pageId: string, request: PostActionFrameRequest): Promise<PostActionFrames | undefined> {
     const stream = this.streams.get(pageId);
-    return stream && !this.stopped ? stream.postActionFrame(request) : Promise.resolve(undefined);
+    return Promise.resolve(stream && !this.stopped ? stream.postActionFrame(request) : undefined);
   }
 
   /** Capture pauses at the budget: one open gap per page until the session ends. */

@@ -2,6 +2,7 @@ import { ToolError } from "../errors.ts";
 import type { EventParams } from "../browser/cdp.ts";
 import type { PageTarget } from "../browser/targets.ts";
 import type { FrameMessage, GapRow } from "./messages.ts";
+import { frameBefore, type StampedFrame } from "./frame_identity.ts";
 
 /** What a stream needs from its session capture; kept narrow so streams are easy to reason about. */
 export interface StreamHost {
@@ -15,13 +16,8 @@ export interface StreamHost {
   ackLatency(ms: number): void;
 }
 
-/** The most recent frame a stream received (kept for post-action observations). */
-export interface LatestFrame {
-  ordinal: number;
-  recvNs: number;
-  /** Base64 JPEG as Chrome sent it. */
-  data: string;
-}
+/** A frame a stream received (the recent ones are kept for post-action observations). */
+export type LatestFrame = StampedFrame;
 
 export interface StreamStats {
   received: number;
@@ -34,19 +30,36 @@ export interface StreamStats {
   terminal?: string;
 }
 
-/**
- * How a post-action observation picks its frame. A frame received after the rendezvous (`settledNs`)
- * stands at once. Frames received since the dispatch but before the rendezvous ended mean the page
- * painted in response, and the rendezvous's last paint can still be in flight: the next frame within
- * `settleMs` stands, else the latest. With nothing received since the dispatch, the next frame within
- * `waitMs` stands (paint-to-arrival latency), else the latest, which stays current while Chrome paints
- * nothing new.
- */
+/** What a post-action observation asks of the stream: the instant its input was sent (Unix ms). */
 export interface PostActionFrameRequest {
-  dispatchedNs: number;
-  settledNs: number;
-  settleMs: number;
-  waitMs: number;
+  dispatchStartMs: number;
+}
+
+/**
+ * What a stream can say about the page after an action. Its frames cannot stand for the page after an
+ * input (see captur./frame_identity.ts), but they show whether the action changed it and whether it kept
+ * changing.
+ */
+export interface PostActionFrames {
+  /** The newest frame stamped before the dispatch: the picture on screen when the action began. */
+  before?: LatestFrame;
+  /**
+   * Resolves with the first frame stamped after `afterMs` for which `changed` holds (received ones first),
+   * or undefined at `untilWallMs` (Unix ms) or when the stream ends.
+   */
+  watch(
+    afterMs: number,
+    untilWallMs: number,
+    changed: (frame: LatestFrame) => boolean,
+  ): Promise<LatestFrame | undefined>;
+}
+
+/** Recent frames kept per stream: a quiet window and a settle window at 60 fps, with room to spare. */
+const RECENT_FRAMES = 48;
+
+/** Unix ms on our side, sub-millisecond (Chrome stamps frames on the system clock too). */
+export function wallMs(): number {
+  return performance.timeOrigin + performance.now();
 }
 
 /** How long an unanswered ack is remembered before it is counted as unanswered. */
@@ -73,8 +86,8 @@ export class ScreencastStream {
   #lastDroppedNs = 0;
   #hidden = false;
   #unanswered = new Set<number>();
-  #latest?: LatestFrame;
-  #frameWaiters = new Set<(frame: LatestFrame) => void>();
+  #recent: LatestFrame[] = [];
+  #frameWaiters = new Set<(frame: LatestFrame | undefined) => void>();
 
   constructor(readonly page: PageTarget, private readonly host: StreamHost) {}
 
@@ -133,8 +146,15 @@ export class ScreencastStream {
     }
 
     const meta = params.metadata;
-    this.#latest = { ordinal, recvNs, data: params.data };
-    for (const waiter of [...this.#frameWaiters]) waiter(this.#latest);
+    const frame: LatestFrame = {
+      ordinal,
+      recvNs,
+      ...(meta.timestamp !== undefined ? { stampMs: meta.timestamp * 1000 } : {}),
+      data: params.data,
+    };
+    this.#recent.push(frame);
+    if (this.#recent.length > RECENT_FRAMES) this.#recent.shift();
+    for (const waiter of [...this.#frameWaiters]) waiter(frame);
     const accepted = this.host.handoff({
       type: "frame",
       session_id: this.host.sessionId,
@@ -171,30 +191,48 @@ export class ScreencastStream {
     }
   }
 
-  /**
-   * The frame that shows the page after an action, for its observation (see PostActionFrameRequest).
-   * Undefined when the stream cannot vouch for the present (ended, hidden, or no frame yet).
-   */
-  postActionFrame(request: PostActionFrameRequest): Promise<LatestFrame | undefined> {
-    if (this.stats.terminal || this.#hidden) return Promise.resolve(undefined);
-    const latest = this.#latest;
-    if (latest && latest.recvNs >= request.settledNs) return Promise.resolve(latest);
-    const painted = latest !== undefined && latest.recvNs >= request.dispatchedNs;
-    return this.#nextFrameWithin(painted ? request.settleMs : request.waitMs);
+  /** The stream's view of the page after an action; undefined when it cannot vouch (ended, hidden). */
+  postActionFrame(request: PostActionFrameRequest): PostActionFrames | undefined {
+    if (!this.#live()) return undefined;
+    return {
+      before: frameBefore(this.#recent, request.dispatchStartMs),
+      watch: (afterMs, untilWallMs, changed) => this.#watch(afterMs, untilWallMs, changed),
+    };
   }
 
-  /** The next frame to arrive within `waitMs`, else the latest (current while nothing is painted). */
-  #nextFrameWithin(waitMs: number): Promise<LatestFrame | undefined> {
+  #live(): boolean {
+    return !this.stats.terminal && !this.#hidden;
+  }
+
+  async #watch(
+    afterMs: number,
+    untilWallMs: number,
+    changed: (frame: LatestFrame) => boolean,
+  ): Promise<LatestFrame | undefined> {
+    // Every received frame is judged once, including frames delivered together in one socket read.
+    const judged = new Set<number>();
+    const hit = () =>
+      this.#recent.find((f) => {
+        if (judged.has(f.ordinal)) return false;
+        judged.add(f.ordinal);
+        return f.stampMs !== undefined && f.stampMs > afterMs && changed(f);
+      });
+    for (;;) {
+      const found = hit();
+      if (found || !this.#live() || wallMs() >= untilWallMs) return found;
+      await this.#nextFrame(untilWallMs);
+    }
+  }
+
+  /** The next frame to arrive before `untilWallMs`, else undefined. */
+  #nextFrame(untilWallMs: number): Promise<LatestFrame | undefined> {
     return new Promise((resolve) => {
-      const waiter = (frame: LatestFrame) => {
+      const waiter = (frame: LatestFrame | undefined) => {
         clearTimeout(timer);
         this.#frameWaiters.delete(waiter);
         resolve(frame);
       };
-      const timer = setTimeout(() => {
-        this.#frameWaiters.delete(waiter);
-        resolve(this.stats.terminal || this.#hidden ? undefined : this.#latest);
-      }, waitMs);
+      const timer = setTimeout(() => waiter(undefined), Math.max(0, untilWallMs - wallMs()));
       this.#frameWaiters.add(waiter);
     });
   }

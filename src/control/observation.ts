@@ -5,13 +5,14 @@ import { observeSnapshot } from "../snapshot/acquire.ts";
 import { type Detail, presentSnapshot, unchangedMarker } from "../snapshot/present.ts";
 import type { SemanticOutcome } from "../snapshot/probe.ts";
 import { cdpMessage } from "../browser/cdp.ts";
-import { jpegDimensions } from "../vision/jpeg_size.ts";
-import type { PostActionFrameRequest } from "../capture/screencast.ts";
+import { type FrameSource, postActionImage, settledAfter, wallMs } from "./post_action_image.ts";
+
+export type { FrameSource } from "./post_action_image.ts";
+export { pngSize } from "./post_action_image.ts";
 
 /** The spec's bounded compositor rendezvous: two animation frames, at most 250 ms. */
 export const RENDEZVOUS_CAP_MS = 250;
 const NAVIGATION_SETTLE_MS = 10_000;
-const SCREENSHOT_TIMEOUT_MS = 5_000;
 
 export interface InteractionRecord {
   interaction_id: string;
@@ -34,6 +35,8 @@ export interface ActionContext {
   page: PageTarget;
   record: InteractionRecord;
   startedAt: Date;
+  /** Session ms just before the input was sent (the frames stamped before it show the page before). */
+  dispatchStartedMs?: number;
   before: { url: string; generation: number; navigationCount: number; pageIds: Set<string> };
 }
 
@@ -84,13 +87,6 @@ export async function rendezvous(page: PageTarget): Promise<"observed" | "unobse
   return await Promise.race([frames, cap]);
 }
 
-export function pngSize(bytes: Uint8Array): { width: number; height: number } {
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  return bytes.byteLength >= 24
-    ? { width: view.getUint32(16), height: view.getUint32(20) }
-    : { width: 0, height: 0 };
-}
-
 export function decodeBase64(data: string): Uint8Array {
   return Uint8Array.fromBase64(data);
 }
@@ -114,83 +110,12 @@ export function addWarning(obs: Observation, warning: string): void {
   obs.structured.warnings = warnings;
 }
 
-/** A recorded frame standing for the page's present pixels (see the capture streams). */
-export interface SourceFrame {
-  ordinal: number;
-  recvNs: number;
-  data: string;
-}
-
-/** Gives the recorded frame that stands for a page after an action (see PostActionFrameRequest). */
-export type FrameSource = (
-  pageId: string,
-  request: PostActionFrameRequest,
-) => Promise<SourceFrame | undefined>;
-
 export interface ObserveOptions {
   store: InstanceStore;
   detail: Detail;
   inlineImage: boolean;
   /** When capture runs, the post-action image is its frame instead of a separate screenshot. */
   frames?: FrameSource;
-}
-
-/**
- * How long an observation waits for the screencast to deliver a paint (see PostActionFrameRequest).
- * A paint reaches us ~15 ms after Chrome swaps it here. When the page painted since the dispatch, only
- * the rendezvous's last paint can still be in flight (FRAME_SETTLE_MS); when it painted nothing since
- * the dispatch, a paint may still be on its way (FRAME_WAIT_MS), and without one the latest frame is the
- * present picture.
- */
-const FRAME_SETTLE_MS = 20;
-const FRAME_WAIT_MS = 40;
-
-interface Shot {
-  data: string;
-  mimeType: "image/png" | "image/jpeg";
-  bytes: Uint8Array;
-  width: number;
-  height: number;
-  source: Record<string, unknown>;
-}
-
-/**
- * The post-action image. With capture running, the recorded frame that shows the page after the
- * rendezvous is the image (no second encode, and it is the retained evidence itself); otherwise,
- * or when the stream cannot vouch for the present, a PNG screenshot is taken.
- */
-async function postActionImage(
-  page: PageTarget,
-  times: { dispatchedNs: number; settledNs: number },
-  notBeforeNs: number | undefined,
-  frames: FrameSource | undefined,
-): Promise<Shot> {
-  const frame = frames
-    ? await frames(page.id, { ...times, settleMs: FRAME_SETTLE_MS, waitMs: FRAME_WAIT_MS })
-    : undefined;
-  // A new document must have painted since the action; an older frame cannot stand for it.
-  if (frame && (notBeforeNs === undefined || frame.recvNs >= notBeforeNs)) {
-    const bytes = decodeBase64(frame.data);
-    const size = jpegDimensions(bytes) ?? { width: 0, height: 0 };
-    return {
-      data: frame.data,
-      mimeType: "image/jpeg",
-      bytes,
-      ...size,
-      source: {
-        kind: "screencast_frame",
-        ordinal: frame.ordinal,
-        session_time_ms: Math.round(frame.recvNs / 1e3) / 1e3,
-      },
-    };
-  }
-  const shot = await page.send(
-    "Page.captureScreenshot",
-    { format: "png", optimizeForSpeed: true },
-    SCREENSHOT_TIMEOUT_MS,
-  );
-  const bytes = decodeBase64(shot.data);
-  return { data: shot.data, mimeType: "image/png", bytes, ...pngSize(bytes), source: { kind: "screenshot" } };
 }
 
 /**
@@ -208,6 +133,7 @@ export async function observe(ctx: ActionContext, opts: ObserveOptions): Promise
   let snapshotBlock: Record<string, unknown> | undefined;
   let snapshotText = "";
   let outcomes: SemanticOutcome[] = [];
+  let settled: boolean | undefined;
 
   let hidden = false;
   if (!page.closed && !page.dialog) {
@@ -236,18 +162,19 @@ export async function observe(ctx: ActionContext, opts: ObserveOptions): Promise
   } else if (hidden) {
     warnings.push("target_hidden: the page is in the background (focus preserve); no screenshot or snapshot");
   } else {
-    // Image (browser process or recorded frame) and snapshot (renderer) run side by side.
-    const dispatchedNs = Math.round((record.dispatched_ms ?? record.started_ms) * 1e6);
-    const settledNs = Math.round(session.now() * 1e6);
-    const [shotResult, snapResult] = await Promise.allSettled([
-      postActionImage(
-        page,
-        { dispatchedNs, settledNs },
-        page.generation !== ctx.before.generation ? dispatchedNs : undefined,
-        opts.frames,
-      ),
+    // The screenshot, then the settle watch over recorded frames, beside the snapshot (renderer).
+    const toWall = wallMs() - session.now();
+    const stream = opts.frames?.(page.id, {
+      dispatchStartMs: (ctx.dispatchStartedMs ?? record.started_ms) + toWall,
+    });
+    const shotTaken = postActionImage(page, opts.frames !== undefined);
+    const dispatchEndMs = (record.dispatched_ms ?? record.started_ms) + toWall;
+    const [shotResult, snapResult, settleResult] = await Promise.allSettled([
+      shotTaken,
       observeSnapshot(session, page, opts.detail === "concise"),
+      Promise.all([shotTaken, stream]).then(([shot, s]) => settledAfter(shot, s, dispatchEndMs)),
     ]);
+    if (settleResult.status === "fulfilled") settled = settleResult.value;
     if (shotResult.status === "fulfilled") {
       const shot = shotResult.value;
       const saved = await opts.store.writeEvidence(
@@ -319,6 +246,7 @@ export async function observe(ctx: ActionContext, opts: ObserveOptions): Promise
       : { open: false },
     ...(newPages.length > 0 ? { new_pages: newPages } : {}),
     ...(screenshot ? { screenshot } : {}),
+    ...(settled !== undefined ? { settled } : {}),
     ...(outcomes.length > 0 ? { semantic_outcomes: outcomes } : {}),
     ...(snapshotBlock ? { snapshot: snapshotBlock } : {}),
     ...(warnings.length > 0 ? { warnings } : {}),
@@ -340,6 +268,11 @@ export async function observe(ctx: ActionContext, opts: ObserveOptions): Promise
       `screenshot ${screenshot.uri as string}${
         rendezvousObserved ? "" : " [compositor_rendezvous_unobserved]"
       }`,
+    );
+  }
+  if (settled === false) {
+    lines.push(
+      `The page was still changing after this observation; see temporal_debug_bundle {interaction_id: "${record.interaction_id}"}.`,
     );
   }
   if (warnings.length > 0) lines.push(`warnings: ${warnings.join("; ")}`);

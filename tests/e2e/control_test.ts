@@ -36,11 +36,10 @@ Deno.test({
       };
       assertMatch(shot.uri, /^krometrail:\/\/evidence\/screenshots\/.+\.(png|jpg)$/);
       assert(shot.width > 0 && shot.height > 0);
-      // With capture running the image is the recorded frame showing the new state; a screenshot is
-      // taken instead when the new document's frame has not arrived yet.
-      const jpeg = shot.source.kind === "screencast_frame";
-      assert(jpeg || shot.source.kind === "screenshot", shot.source.kind);
-      assertEquals(shot.mime_type, jpeg ? "image/jpeg" : "image/png");
+      // A screenshot taken after the rendezvous (a recorded frame cannot prove it shows the new state);
+      // JPEG while capture runs, comparable with the recorded frames.
+      const jpeg = shot.mime_type === "image/jpeg";
+      assertEquals([shot.source.kind, shot.mime_type], ["screenshot", "image/jpeg"]);
 
       const raw = await server.client.request({ method: "resources/read", params: { uri: shot.uri } }) as {
         ttlMs?: number;
@@ -86,7 +85,7 @@ Deno.test({
       const kinds = [clickShot, filled.screenshot, pressed.screenshot].map((x) =>
         (x as { source: { kind: string } }).source.kind
       );
-      assert(kinds.includes("screencast_frame"), `recorded frames serve as post-action images: ${kinds}`);
+      assertEquals(kinds, ["screenshot", "screenshot", "screenshot"], "post-action images are screenshots");
       assertEquals(pressed.status, "ok");
       const outcomes = pressed.semantic_outcomes as Array<{ role: string; text: string }>;
       assert(

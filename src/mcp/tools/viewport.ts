@@ -16,6 +16,7 @@ import {
 import { assessViewport, describeViewport } from "../../browser/viewport_report.ts";
 import { cdpMessage } from "../../browser/cdp.ts";
 import { interact, usablePage } from "../../control/interaction.ts";
+import { nextRepaint, wallMs } from "../../control/post_action_image.ts";
 import type { Tool } from "../define_tool.ts";
 import { OUTPUT_SCHEMAS } from "../output_schemas.ts";
 import { defineTool } from "../define_tool.ts";
@@ -63,17 +64,10 @@ export const viewportTools: Tool[] = [
       // Nothing repaints when the metrics stay as they are; then there is no new frame to wait for.
       const changes = metrics ? !sameMetrics(before, metrics) : before !== undefined;
       const obs = await interact(env, page, "set_viewport", params, async () => {
-        const sinceNs = Math.round(env.session.now() * 1e6);
+        const since = wallMs();
         if (metrics) await applyViewport(page, intent, metrics);
         else previous = await clearViewport(page);
-        if (changes) {
-          await env.frames?.(page.id, {
-            dispatchedNs: sinceNs,
-            settledNs: sinceNs,
-            settleMs: REPAINT_WAIT_MS,
-            waitMs: REPAINT_WAIT_MS,
-          });
-        }
+        if (changes) await nextRepaint(env.frames, page.id, since, REPAINT_WAIT_MS);
       });
       let observed;
       let failure: string | undefined;
