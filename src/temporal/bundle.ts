@@ -63,6 +63,12 @@ function median(values: number[]): number | null {
   return s[Math.floor(s.length / 2)];
 }
 
+/** Index of the first measure whose change counts: the frame on screen at an action's dispatch, else 0. */
+export function countedFrom(a: EpochAnalysis): number {
+  if (!a.from_anchor) return 0;
+  return Math.max(0, a.measures.findIndex((m) => m.frame.frame_id === a.baseline.frame_id));
+}
+
 export function measure(a: EpochAnalysis, anchorNs: number): RangeMeasurements {
   const steps = a.measures.filter((m) => m.step && !m.step.across_gap);
   const intervals = steps.map((m) => m.step?.interval_ms ?? 0);
@@ -70,12 +76,15 @@ export function measure(a: EpochAnalysis, anchorNs: number): RangeMeasurements {
   const firstChange = a.measures.find((m) =>
     m.frame.session_time_ns > anchorNs && (m.step?.changed_proportion ?? 0) > 0
   );
-  let peakB = a.measures[0];
-  for (const m of a.measures) {
+  // An action's peaks are its own: frames before the one on screen at dispatch do not compete.
+  const counted = a.measures.slice(countedFrom(a));
+  const countedSteps = counted.slice(1).filter((m) => m.step && !m.step.across_gap);
+  let peakB = counted[0];
+  for (const m of counted) {
     if (m.baseline.changed_proportion > peakB.baseline.changed_proportion) peakB = m;
   }
-  let peakS = steps[0];
-  for (const m of steps) {
+  let peakS = countedSteps[0];
+  for (const m of countedSteps) {
     if ((m.step?.changed_proportion ?? 0) > (peakS?.step?.changed_proportion ?? 0)) peakS = m;
   }
   const regions = changeRegions(a.change, a.scale, a.crop ?? { x: 0, y: 0 });
@@ -105,10 +114,12 @@ export function measure(a: EpochAnalysis, anchorNs: number): RangeMeasurements {
         perceptual_distance: round4(peakS.step.perceptual_distance),
       }
       : null,
-    max_perceptual_distance: round4(Math.max(0, ...steps.map((m) => m.step?.perceptual_distance ?? 0))),
+    max_perceptual_distance: round4(
+      Math.max(0, ...countedSteps.map((m) => m.step?.perceptual_distance ?? 0)),
+    ),
     change_bounds: a.change_bounds,
     changed_area_peak_proportion: round4(
-      Math.max(0, ...a.measures.map((m) => m.baseline.changed_proportion)),
+      Math.max(0, ...counted.map((m) => m.baseline.changed_proportion)),
     ),
     change_regions: regions.slice(0, CHANGE_REGION_LIMIT),
     change_regions_omitted: Math.max(0, regions.length - CHANGE_REGION_LIMIT),
@@ -203,7 +214,7 @@ function area(r: { x: number; y: number; width: number; height: number }): strin
 
 export function transientLine(t: TransientView): string {
   if (t.looks_final) {
-    return `- ${area(t.bounds)} already looked as it ends at ${
+    return `- ${area(t.bounds)} already looked ${t.looks_final === "nearly" ? "nearly " : ""}as it ends at ${
       signedMs(t.appeared_ms)
     }, then changed again at ${signedMs(t.replaced_ms)}`;
   }
@@ -241,7 +252,7 @@ function headerText(
   const r = p.range;
   const at = r.anchor.at_ns;
   const op = anchorWords(p);
-  const since = a.from_anchor ? `the ${op ?? "action"} dispatch` : `the ${who0(r)}`;
+  const since = a.from_anchor ? `the ${op ?? "action"} dispatch` : `the ${anchorPhrase(r)}`;
   const who = r.anchor.id
     ? `${r.anchor.kind.replace("_", " ")} ${r.anchor.id}`
     : r.anchor.kind.replace("_", " ");
@@ -302,7 +313,7 @@ function headerText(
   return lines.join("\n");
 }
 
-function who0(r: ResolvedRange): string {
+function anchorPhrase(r: ResolvedRange): string {
   return r.anchor.kind === "session_time" || r.anchor.kind === "timestamps" || r.anchor.kind === "frames"
     ? "range start"
     : r.anchor.kind.replace("_", " ");
@@ -310,14 +321,12 @@ function who0(r: ResolvedRange): string {
 
 /** Transient states and repeated change of an analysis' change regions, named from its frames. */
 function transientsOf(env: ArtifactEnv, a: EpochAnalysis, m: RangeMeasurements) {
-  const from = a.from_anchor
-    ? Math.max(0, a.measures.findIndex((x) => x.frame.frame_id === a.baseline.frame_id))
-    : 0;
+  const from = countedFrom(a);
   const timelines = regionTimelines(a, m.change_regions, from);
   const t = describeTransients(a, timelines, (k) => {
     const f = a.measures[k].frame;
     return env.cache.frame(f, a.scale, () => env.ops.decode(f, a.scale));
-  });
+  }, from);
   return {
     transient_states: t.transient_states.slice(0, TRANSIENT_LIMIT),
     transient_states_omitted: Math.max(0, t.transient_states.length - TRANSIENT_LIMIT),

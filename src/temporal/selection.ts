@@ -172,7 +172,7 @@ export function trendChanges(
     // The latest lowest point since the last higher one: where the page was closest to final before it.
     let low = p.index - 1;
     for (let k = p.index - 1; k >= 0 && toFinal[k] <= height; k--) if (toFinal[k] < toFinal[low]) low = k;
-    if (low >= 0 && toFinal[low] <= height * 0.3 && !found.has(low)) {
+    if (low >= 0 && !found.has(low)) {
       note(low, score);
       kinds.set(low, "before_return");
     }

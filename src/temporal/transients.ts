@@ -10,9 +10,12 @@ import type { ChangeRegion } from "./change_regions.ts";
 
 /** A look held for less than this is a frame of ongoing change (motion, a fade), not a state. */
 export const MIN_STATE_MS = 30;
-/** In a region that changed this often, only looks held much longer than its typical one are states. */
+/**
+ * In a region that changed this often (a motion captured unevenly, say), only looks held markedly
+ * longer than its typical one (the lower median) are states.
+ */
 const BUSY_EPISODES = 6;
-const BUSY_FACTOR = 2.5;
+const BUSY_FACTOR = 1.5;
 
 export interface TransientState {
   /** Indices into the analysis' measures: the frame first showing the look, and the one replacing it. */
@@ -50,9 +53,9 @@ function cellBox(a: EpochAnalysis, r: Rect) {
   };
 }
 
-function median(values: number[]): number {
+function lowerMedian(values: number[]): number {
   const s = [...values].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)] ?? 0;
+  return s[Math.floor((s.length - 1) / 2)] ?? 0;
 }
 
 /**
@@ -89,7 +92,7 @@ export function regionTimelines(a: EpochAnalysis, regions: ChangeRegion[], from:
       states.push({ shown, replaced, appeared_ms: at(shown), replaced_ms: at(replaced) });
     }
     if (episodes.length >= BUSY_EPISODES) {
-      const typical = median(states.map((s) => s.replaced_ms - s.appeared_ms));
+      const typical = lowerMedian(states.map((s) => s.replaced_ms - s.appeared_ms));
       states = states.filter((s) => s.replaced_ms - s.appeared_ms >= BUSY_FACTOR * typical);
     }
     out.push({
@@ -130,43 +133,68 @@ export function colourName(r: number, g: number, b: number): string {
 export interface Look {
   /** Where the two images differ inside the rectangle (image pixels), or null when they do not. */
   bounds: Rect | null;
-  /** The dominant colour name of `look`'s pixels where they differ. */
+  /** How many pixels differ. */
+  pixels: number;
+  /** The dominant colour name of `look`'s pixels where they differ (and differ from `before`, if any do). */
   colour: string | null;
 }
 
 /**
  * What sets `look` apart from `other` inside `rect` (image pixels): the bounds of the pixels whose
  * largest channel difference exceeds the noise floor, and the colour most of them have in `look`.
+ * With `before`, the colour is voted by the pixels that are new since then, so a panel that moved is
+ * named by the panel, not by the background it uncovered.
  */
-export function lookApart(look: RgbaImage, other: RgbaImage, rect: Rect, noise: number): Look {
+export function lookApart(
+  look: RgbaImage,
+  other: RgbaImage,
+  rect: Rect,
+  noise: number,
+  before?: RgbaImage,
+): Look {
   const x0 = Math.max(0, Math.floor(rect.x));
   const y0 = Math.max(0, Math.floor(rect.y));
   const x1 = Math.min(look.width, other.width, Math.ceil(rect.x + rect.width));
   const y1 = Math.min(look.height, other.height, Math.ceil(rect.y + rect.height));
+  const differs = (img: RgbaImage, i: number, j: number) =>
+    Math.max(
+      Math.abs(look.data[i] - img.data[j]),
+      Math.abs(look.data[i + 1] - img.data[j + 1]),
+      Math.abs(look.data[i + 2] - img.data[j + 2]),
+    ) > noise;
   const votes = new Map<string, number>();
-  let [bx0, by0, bx1, by1] = [Infinity, Infinity, -1, -1];
+  const newVotes = new Map<string, number>();
+  let [bx0, by0, bx1, by1, pixels] = [Infinity, Infinity, -1, -1, 0];
   for (let y = y0; y < y1; y++) {
     for (let x = x0; x < x1; x++) {
       const i = (y * look.width + x) * 4;
-      const j = (y * other.width + x) * 4;
-      const d = Math.max(
-        Math.abs(look.data[i] - other.data[j]),
-        Math.abs(look.data[i + 1] - other.data[j + 1]),
-        Math.abs(look.data[i + 2] - other.data[j + 2]),
-      );
-      if (d <= noise) continue;
+      if (!differs(other, i, (y * other.width + x) * 4)) continue;
+      pixels++;
       [bx0, by0, bx1, by1] = [Math.min(bx0, x), Math.min(by0, y), Math.max(bx1, x), Math.max(by1, y)];
       const name = colourName(look.data[i], look.data[i + 1], look.data[i + 2]);
       votes.set(name, (votes.get(name) ?? 0) + 1);
+      if (before && x < before.width && y < before.height && differs(before, i, (y * before.width + x) * 4)) {
+        newVotes.set(name, (newVotes.get(name) ?? 0) + 1);
+      }
     }
   }
-  if (bx1 < 0) return { bounds: null, colour: null };
+  if (bx1 < 0) return { bounds: null, pixels: 0, colour: null };
   let colour = "";
   let most = 0;
-  for (const [name, n] of votes) {
+  for (const [name, n] of newVotes.size > 0 ? newVotes : votes) {
     if (n > most) [colour, most] = [name, n];
   }
-  return { bounds: { x: bx0, y: by0, width: bx1 - bx0 + 1, height: by1 - by0 + 1 }, colour };
+  return { bounds: { x: bx0, y: by0, width: bx1 - bx0 + 1, height: by1 - by0 + 1 }, pixels, colour };
+}
+
+/**
+ * Whether a look is the final one: identical inside the region, or nearly (what sets it apart from the
+ * final frame is at most a sixth of what set it apart from its replacement: a few pixels of a moved
+ * edge, or a final frame still a step short of rest).
+ */
+export function looksFinal(vsFinal: Look, vsReplacement: Look): "identical" | "nearly" | null {
+  if (vsFinal.pixels === 0) return "identical";
+  return vsFinal.pixels <= vsReplacement.pixels / 6 ? "nearly" : null;
 }
 
 /** A transient state as responses report it; times are offsets from the range's anchor. */
@@ -179,8 +207,8 @@ export interface TransientView {
   duration_ms: number;
   frame_id: number;
   replaced_by_frame_id: number;
-  /** The look was already the one the range ends with, and was left again. */
-  looks_final: boolean;
+  /** The look was already (or nearly) the one the range ends with, and was left again. */
+  looks_final: "identical" | "nearly" | null;
 }
 
 export interface RepeatedChange {
@@ -197,12 +225,14 @@ export interface Transients {
 
 /**
  * Names each transient state from pixels: the frames are decoded at the analysis scale (through
- * `decode`), compared inside the region with the frame that replaced the look and with the final one.
+ * `decode`, by measure index), compared inside the region with the frame that replaced the look, with
+ * the final one and with measure `from` (the frame on screen at the anchor).
  */
 export function describeTransients(
   a: EpochAnalysis,
   timelines: RegionTimeline[],
   decode: (measureIndex: number) => RgbaImage,
+  from = 0,
 ): Transients {
   const s = a.scale;
   const ox = a.crop?.x ?? 0;
@@ -224,12 +254,13 @@ export function describeTransients(
     };
   };
   const finalImage = decode(a.measures.length - 1);
+  const beforeImage = decode(from);
   const states: TransientView[] = [];
   for (const t of timelines) {
     const rect = toImage(t.region);
     for (const st of t.states) {
       const look = decode(st.shown);
-      const apart = lookApart(look, decode(st.replaced), rect, a.noise_floor);
+      const apart = lookApart(look, decode(st.replaced), rect, a.noise_floor, beforeImage);
       const final = lookApart(look, finalImage, rect, a.noise_floor);
       states.push({
         bounds: apart.bounds ? toSource(apart.bounds) : t.region,
@@ -239,7 +270,7 @@ export function describeTransients(
         duration_ms: Math.round((st.replaced_ms - st.appeared_ms) * 10) / 10,
         frame_id: a.measures[st.shown].frame.frame_id,
         replaced_by_frame_id: a.measures[st.replaced].frame.frame_id,
-        looks_final: final.bounds === null,
+        looks_final: looksFinal(final, apart),
       });
     }
   }

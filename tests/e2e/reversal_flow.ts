@@ -24,6 +24,8 @@ export interface ReversalRun {
   source: PanelFrame[];
   /** The storyboard's tiles in the order it shows them. */
   tiles: PanelFrame[];
+  /** The bundle's transient states (frame first showing each look, and when it was shown). */
+  states: Array<{ frame_id: number; appeared_ms: number; looks_final: string | null }>;
   text: string;
 }
 
@@ -57,6 +59,13 @@ export function showsReversal(frames: PanelFrame[], p: ReversalParams): boolean 
 /** True when some tile is shown after one Chrome painted later. */
 export function outOfPaintOrder(frames: PanelFrame[]): boolean {
   return frames.some((f, i) => i > 0 && f.paint < frames[i - 1].paint);
+}
+
+/** Frames at the extreme that some frame clearly back from it follows in paint time. */
+export function extremesBeforeReturn(frames: PanelFrame[], p: ReversalParams): PanelFrame[] {
+  return frames.filter((a) =>
+    isExtreme(a.x, p) && frames.some((b) => b.x !== null && b.x <= p.dist - p.back / 2 && b.paint > a.paint)
+  );
 }
 
 export function isExtreme(x: number | null, p: ReversalParams): boolean {
@@ -127,6 +136,8 @@ export async function runReversal(
     interaction_id: interaction,
     source: source.sort((a, b) => a.paint - b.paint),
     tiles: await Promise.all(selected.map(panel)),
+    states: (bundle.bundles as Array<{ measurements: { transient_states: ReversalRun["states"] } }>)[0]
+      .measurements.transient_states,
     text: result.content.filter((c) => c.type === "text").map((c) => c.text ?? "").join("\n"),
   };
 }

@@ -177,8 +177,9 @@ Deno.test("trendChanges: a return away from the settled state is a trend change"
   const toFinal = [0.3, 0.1, 0.25, 0.05, 0];
   const measures = toFinal.map((v, i) => measure(i, i * 100, { toFinal: v }));
   const found = trendChanges(measures);
-  assertEquals(found.map((f) => f.index), [2]);
-  assert(found[0].score > 0, "scored");
+  // The return (2), preceded at the same score by the frame it left from (1, the closest to final).
+  assertEquals(found.map((f) => [f.index, f.kind]), [[1, "before_return"], [2, "return"]]);
+  assert(found[0].score > 0 && found[0].score === found[1].score, "scored");
   // A steady settle (distance-to-final only falls) has no return.
   const settle = [0.3, 0.2, 0.1, 0.05, 0].map((v, i) => measure(i, i * 100, { toFinal: v }));
   assertEquals(trendChanges(settle), []);

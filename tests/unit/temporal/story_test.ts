@@ -14,6 +14,7 @@ import {
   selectFrames,
   type SelectionReason,
 } from "../../../src/temporal/selection.ts";
+import { measure } from "../../../src/temporal/bundle.ts";
 import { sceneOps } from "./scene_ops.ts";
 
 /** An 8×8 square at xs[i] in frame i (100 ms apart; null: no square), analyzed around the anchor. */
@@ -143,4 +144,11 @@ Deno.test("analyzeEpoch: an action's change is measured from the frame on screen
   const set = [...Array(128).keys()].filter((k) => (cells[k >> 3] & (1 << (k & 7))) !== 0);
   // Rows 3-4 (y 12..19); columns 4-5 (where it left, x 16..23) and 10-11 (where it went, x 40..47).
   assertEquals(set, [52, 53, 58, 59, 68, 69, 74, 75]);
+});
+
+Deno.test("measure: an action's peaks are its own, not the page's before the dispatch", () => {
+  // The first paint moves the square as far (frame 2) as the click does (frame 5).
+  const xs = [null, 0, 16, 16, 16, 40, 48, 48];
+  assertEquals(measure(squareAnalysis(xs, 350, true), 350 * MS).peak_step?.offset_ms, 150);
+  assertEquals(measure(squareAnalysis(xs, 350, false), 350 * MS).peak_step?.offset_ms, -150);
 });

@@ -8,6 +8,7 @@ import {
   colourName,
   describeTransients,
   lookApart,
+  looksFinal,
   regionTimelines,
 } from "../../../src/temporal/transients.ts";
 import { createImage, type Rect } from "../../../src/vision/image.ts";
@@ -38,7 +39,7 @@ Deno.test("regionTimelines: a flash is one transient state between two changes",
   assertEquals(d.transient_states.length, 1);
   const s = d.transient_states[0];
   assertEquals([s.colour, s.appeared_ms, s.replaced_ms, s.duration_ms], ["black", 100, 260, 160]);
-  assertEquals([s.frame_id, s.replaced_by_frame_id, s.looks_final], [2, 3, false]);
+  assertEquals([s.frame_id, s.replaced_by_frame_id, s.looks_final], [2, 3, null]);
   assertEquals(s.bounds, box);
   assertEquals(d.repeated_changes, [{
     bounds: t.region,
@@ -55,7 +56,7 @@ Deno.test("regionTimelines: a blink repeated is several states, one of them the 
   const d = describeTransients(a, [t], decode);
   assertEquals(
     d.transient_states.map((s) => [s.appeared_ms, s.replaced_ms, s.looks_final]),
-    [[100, 200, false], [200, 300, true], [300, 400, false]],
+    [[100, 200, null], [200, 300, "identical"], [300, 400, null]],
   );
 });
 
@@ -103,7 +104,34 @@ Deno.test("lookApart: bounds and colour of what differs inside the rectangle onl
   for (let y = 2; y < 5; y++) for (let x = 3; x < 9; x++) a.data.set([210, 20, 20], (y * 20 + x) * 4);
   a.data.set([0, 0, 255], (8 * 20 + 18) * 4); // outside the rectangle asked about
   const look = lookApart(a, b, { x: 0, y: 0, width: 12, height: 8 }, 12);
-  assertEquals(look, { bounds: { x: 3, y: 2, width: 6, height: 3 }, colour: "red" });
-  assertEquals(lookApart(b, b, { x: 0, y: 0, width: 20, height: 10 }, 12), { bounds: null, colour: null });
+  assertEquals(look, { bounds: { x: 3, y: 2, width: 6, height: 3 }, pixels: 18, colour: "red" });
+  assertEquals(lookApart(b, b, { x: 0, y: 0, width: 20, height: 10 }, 12), {
+    bounds: null,
+    pixels: 0,
+    colour: null,
+  });
   assert(lookApart(a, b, { x: 0, y: 0, width: 20, height: 10 }, 12).bounds?.width === 16);
+});
+
+Deno.test("lookApart: a moved panel is named by the panel, not by the background it uncovered", () => {
+  // 40 columns: the panel (blue) covers 10..19 in the look and 5..14 in its replacement; before the
+  // action it was far away (30..39). Half of what differs is blue, half the grey background.
+  const paint = (from: number) => {
+    const img = createImage(40, 4, [244, 244, 244]);
+    for (let y = 0; y < 4; y++) {
+      for (let x = from; x < from + 10; x++) img.data.set([16, 64, 192], (y * 40 + x) * 4);
+    }
+    return img;
+  };
+  const [look, replacement, before] = [paint(10), paint(5), paint(30)];
+  const rect = { x: 0, y: 0, width: 40, height: 4 };
+  assertEquals(lookApart(look, replacement, rect, 12).pixels, 40);
+  assertEquals(lookApart(look, replacement, rect, 12, before).colour, "blue");
+});
+
+Deno.test("looksFinal: identical, or nearly: a sliver apart from the final frame next to a real replacement", () => {
+  const look = (pixels: number) => ({ bounds: null, pixels, colour: null });
+  assertEquals(looksFinal(look(0), look(10)), "identical");
+  assertEquals(looksFinal(look(60), look(600)), "nearly", "a moved edge a pixel short of rest");
+  assertEquals(looksFinal(look(150), look(400)), null, "more than a sixth of the replacement's difference");
 });
