@@ -3,7 +3,7 @@
  * in source-frame pixels, largest first. Descriptive only; a cluster is not an element.
  */
 import type { Rect } from "../vision/image.ts";
-import type { AccumulatedChange } from "./analysis.ts";
+import { type AccumulatedChange, CHANGE_CELL } from "./analysis.ts";
 
 export interface ChangeRegion {
   bounds: Rect;
@@ -18,7 +18,12 @@ export interface ChangeRegion {
  * Clusters changed pixels on a grid of `cell`-pixel squares (8-connected), so nearby specks of
  * one moving thing join while separate things stay apart.
  */
-export function changeRegions(change: AccumulatedChange, scale: number, origin = { x: 0, y: 0 }, cell = 4) {
+export function changeRegions(
+  change: AccumulatedChange,
+  scale: number,
+  origin = { x: 0, y: 0 },
+  cell = CHANGE_CELL,
+) {
   const gw = Math.ceil(change.width / cell);
   const gh = Math.ceil(change.height / cell);
   const pixels = new Uint32Array(gw * gh);
