@@ -62,7 +62,7 @@ function reasonWords(r: SelectionReason, ctx: LabelContext): string {
     case "final":
       return ctx.settled ? "settled" : "last frame";
     case "before_return":
-      return ctx.like_final ? "looks settled" : "near settled";
+      return ctx.like_final ? "looks settled" : "before changing again";
     case "first_after_anchor":
       return ctx.anchor ? `just after ${ctx.anchor}` : "next frame";
     case "first_change":

@@ -11,6 +11,11 @@ import type { ChangeRegion } from "./change_regions.ts";
 /** A look held for less than this is a frame of ongoing change (motion, a fade), not a state. */
 export const MIN_STATE_MS = 30;
 /**
+ * A look held briefly that lies between what it replaced and what replaced it (a moving thing caught
+ * mid-way by an uneven capture) is passing motion, not a state; held this long it is a stop.
+ */
+const PASSING_MS = 90;
+/**
  * In a region that changed this often (a motion captured unevenly, say), only looks held markedly
  * longer than its typical one (the lower median) are states.
  */
@@ -21,6 +26,8 @@ export interface TransientState {
   /** Indices into the analysis' measures: the frame first showing the look, and the one replacing it. */
   shown: number;
   replaced: number;
+  /** The frame before the change that brought the look (what it replaced). */
+  entered_from: number;
   appeared_ms: number;
   replaced_ms: number;
 }
@@ -89,7 +96,8 @@ export function regionTimelines(a: EpochAnalysis, regions: ChangeRegion[], from:
     for (let j = 0; j + 1 < episodes.length; j++) {
       const shown = episodes[j].end;
       const replaced = episodes[j + 1].start;
-      states.push({ shown, replaced, appeared_ms: at(shown), replaced_ms: at(replaced) });
+      const entered_from = episodes[j].start - 1;
+      states.push({ shown, replaced, entered_from, appeared_ms: at(shown), replaced_ms: at(replaced) });
     }
     if (episodes.length >= BUSY_EPISODES) {
       const typical = lowerMedian(states.map((s) => s.replaced_ms - s.appeared_ms));
@@ -260,7 +268,14 @@ export function describeTransients(
     const rect = toImage(t.region);
     for (const st of t.states) {
       const look = decode(st.shown);
-      const apart = lookApart(look, decode(st.replaced), rect, a.noise_floor, beforeImage);
+      const next = decode(st.replaced);
+      const apart = lookApart(look, next, rect, a.noise_floor, beforeImage);
+      if (st.replaced_ms - st.appeared_ms < PASSING_MS) {
+        const prev = decode(st.entered_from);
+        const came = lookApart(prev, look, rect, a.noise_floor).pixels;
+        const across = lookApart(prev, next, rect, a.noise_floor).pixels;
+        if (across > 1.2 * Math.max(came, apart.pixels)) continue;
+      }
       const final = lookApart(look, finalImage, rect, a.noise_floor);
       states.push({
         bounds: apart.bounds ? toSource(apart.bounds) : t.region,

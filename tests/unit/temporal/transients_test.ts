@@ -135,3 +135,17 @@ Deno.test("looksFinal: identical, or nearly: a sliver apart from the final frame
   assertEquals(looksFinal(look(60), look(600)), "nearly", "a moved edge a pixel short of rest");
   assertEquals(looksFinal(look(150), look(400)), null, "more than a sixth of the replacement's difference");
 });
+
+Deno.test("describeTransients: a moving thing caught mid-way is passing motion; a stop on the way is a state", () => {
+  const square = (x: number) => [{ x, y: 8, width: 16, height: 16 }];
+  // Steps 40 ms apart (an uneven capture of a slide): each look lies between its neighbours.
+  const sliding = analysisOf([0, 100, 140, 180, 400], [8, 12, 16, 20, 20].map(square));
+  const [t] = regionTimelines(sliding.a, sliding.regions, 0);
+  assertEquals([t.changes, t.states.length], [3, 2]);
+  assertEquals(describeTransients(sliding.a, [t], sliding.decode).transient_states, []);
+  // The same slide with a 200 ms stop at x 16.
+  const stopping = analysisOf([0, 100, 140, 340, 500], [8, 12, 16, 20, 20].map(square));
+  const [s] = regionTimelines(stopping.a, stopping.regions, 0);
+  const states = describeTransients(stopping.a, [s], stopping.decode).transient_states;
+  assertEquals(states.map((x) => [x.appeared_ms, x.replaced_ms]), [[140, 340]]);
+});
