@@ -9,9 +9,11 @@
  * the pipeline from a commit to its frame is one or two frames deep (measured on a native button: the
  * frame stamped one frame after the click's commit still showed its pressed state in 6 of 25 clicks), and
  * while a compositor animation runs, frames stamped after the dispatch showed the page from before it.
- * The post-action image is therefore a screenshot; frames tell whether the action changed the page and
- * whether it kept changing, by picture identity (picturesDiffer).
+ * The post-action image is therefore a screenshot; later frames tell whether the page kept changing
+ * (pictureComparer).
  */
+
+import { decodeJpeg } from "../vision/jpeg_decode.ts";
 
 export interface StampedFrame {
   ordinal: number;
@@ -22,13 +24,17 @@ export interface StampedFrame {
   data: string;
 }
 
-/** The newest frame stamped before `ms`: the picture on screen when the action began. */
-export function frameBefore(frames: readonly StampedFrame[], ms: number): StampedFrame | undefined {
-  let best: StampedFrame | undefined;
-  for (const f of frames) {
-    if (f.stampMs !== undefined && f.stampMs < ms && (!best || f.stampMs > (best.stampMs ?? 0))) best = f;
-  }
-  return best;
+/**
+ * Whether frames stamped in [fromMs, toMs) show a new picture: one whose data differs from the frame
+ * stamped before it. A frame with no known predecessor counts as new.
+ */
+export function movedBetween(frames: readonly StampedFrame[], fromMs: number, toMs: number): boolean {
+  const sorted = frames.filter((f) => f.stampMs !== undefined).sort((a, b) =>
+    (a.stampMs ?? 0) - (b.stampMs ?? 0)
+  );
+  return sorted.some((f, i) =>
+    (f.stampMs ?? 0) >= fromMs && (f.stampMs ?? 0) < toMs && (i === 0 || sorted[i - 1].data !== f.data)
+  );
 }
 
 /** The entropy-coded part of a JPEG (from its start-of-scan marker on) and its size; undefined if malformed. */
@@ -55,16 +61,61 @@ export function jpegScan(b: Uint8Array): { width: number; height: number; scan: 
   return undefined;
 }
 
+/** A DC block (8×8 px) whose colour moved by more than this (summed over R, G, B) has changed. */
+const BLOCK_DELTA = 24;
+
+/** How a picture differs from a base: not at all, slightly (a caret blinking), or visibly. */
+export type PictureChange = "same" | "slight" | "visible";
+
 /**
- * Whether two JPEGs show different pictures. Chrome encodes screencast frames and JPEG screenshots with the
- * same encoder: the same pixels give the same scan bytes (measured), only the screenshot adds an ICC
- * segment. Undefined when they cannot be compared (malformed, or different sizes).
+ * Whether changed 8×8 blocks (by their DC colours) amount to the page changing: a region at least 3
+ * blocks wide and 2 tall, or 8 blocks anywhere. A caret (1–2 blocks wide) or a cursor is slight; a
+ * 40 px spinner, a line of new text or a banner is visible.
  */
-export function picturesDiffer(a: Uint8Array, b: Uint8Array): boolean | undefined {
-  const x = jpegScan(a);
-  const y = jpegScan(b);
-  if (!x || !y || x.width !== y.width || x.height !== y.height) return undefined;
-  if (x.scan.length !== y.scan.length) return true;
-  for (let i = 0; i < x.scan.length; i++) if (x.scan[i] !== y.scan[i]) return true;
-  return false;
+export function visibleChange(blocks: ReadonlyArray<{ x: number; y: number }>): boolean {
+  if (blocks.length >= 8) return true;
+  if (blocks.length === 0) return false;
+  const xs = blocks.map((b) => b.x);
+  const ys = blocks.map((b) => b.y);
+  return Math.max(...xs) - Math.min(...xs) >= 2 && Math.max(...ys) - Math.min(...ys) >= 1;
+}
+
+/**
+ * Compares JPEGs with `base`. Identical scan bytes are the same picture at once — Chrome encodes
+ * screencast frames and JPEG screenshots alike, so the same pixels give the same scan (measured; the
+ * screenshot only adds an ICC segment). Otherwise the DC colours of their 8×8 blocks are compared.
+ * Undefined when a picture cannot be compared (malformed, or another size).
+ */
+export function pictureComparer(base: Uint8Array): (other: Uint8Array) => PictureChange | undefined {
+  const baseScan = jpegScan(base);
+  let baseBlocks: Uint8Array | undefined;
+  return (other) => {
+    const scan = jpegScan(other);
+    if (!baseScan || !scan || scan.width !== baseScan.width || scan.height !== baseScan.height) {
+      return undefined;
+    }
+    if (sameBytes(scan.scan, baseScan.scan)) return "same";
+    try {
+      baseBlocks ??= decodeJpeg(base, { scale: 8 }).data;
+      const image = decodeJpeg(other, { scale: 8 });
+      const changed: Array<{ x: number; y: number }> = [];
+      for (let i = 0; i < image.data.length; i += 4) {
+        const delta = Math.abs(image.data[i] - baseBlocks[i]) +
+          Math.abs(image.data[i + 1] - baseBlocks[i + 1]) +
+          Math.abs(image.data[i + 2] - baseBlocks[i + 2]);
+        if (delta > BLOCK_DELTA) {
+          changed.push({ x: (i / 4) % image.width, y: Math.floor(i / 4 / image.width) });
+        }
+      }
+      return visibleChange(changed) ? "visible" : "slight";
+    } catch {
+      return undefined;
+    }
+  };
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }

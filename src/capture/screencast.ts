@@ -2,7 +2,7 @@ import { ToolError } from "../errors.ts";
 import type { EventParams } from "../browser/cdp.ts";
 import type { PageTarget } from "../browser/targets.ts";
 import type { FrameMessage, GapRow } from "./messages.ts";
-import { frameBefore, type StampedFrame } from "./frame_identity.ts";
+import { movedBetween, type StampedFrame } from "./frame_identity.ts";
 
 /** What a stream needs from its session capture; kept narrow so streams are easy to reason about. */
 export interface StreamHost {
@@ -30,28 +30,23 @@ export interface StreamStats {
   terminal?: string;
 }
 
-/** What a post-action observation asks of the stream: the instant its input was sent (Unix ms). */
+/** What a post-action observation asks of the stream: frames stamped after `afterMs` (Unix ms). */
 export interface PostActionFrameRequest {
-  dispatchStartMs: number;
+  afterMs: number;
 }
 
 /**
- * What a stream can say about the page after an action. Its frames cannot stand for the page after an
- * input (see captur./frame_identity.ts), but they show whether the action changed it and whether it kept
- * changing.
+ * A stream's frames after an action. They cannot stand for the page after an input (see
+ * capture/frame_identity.ts), but they show whether it kept changing.
  */
 export interface PostActionFrames {
-  /** The newest frame stamped before the dispatch: the picture on screen when the action began. */
-  before?: LatestFrame;
+  /** Whether frames stamped in [fromMs, toMs) show the picture changing (a repaint of the same is not). */
+  movedBetween(fromMs: number, toMs: number): boolean;
   /**
-   * Resolves with the first frame stamped after `afterMs` for which `changed` holds (received ones first),
-   * or undefined at `untilWallMs` (Unix ms) or when the stream ends.
+   * Resolves with the first frame stamped after the request's instant for which `changed` holds (received
+   * ones first), or undefined once `until` settles or the stream ends.
    */
-  watch(
-    afterMs: number,
-    untilWallMs: number,
-    changed: (frame: LatestFrame) => boolean,
-  ): Promise<LatestFrame | undefined>;
+  watch(until: Promise<unknown>, changed: (frame: LatestFrame) => boolean): Promise<LatestFrame | undefined>;
 }
 
 /** Recent frames kept per stream: a quiet window and a settle window at 60 fps, with room to spare. */
@@ -87,7 +82,7 @@ export class ScreencastStream {
   #hidden = false;
   #unanswered = new Set<number>();
   #recent: LatestFrame[] = [];
-  #frameWaiters = new Set<(frame: LatestFrame | undefined) => void>();
+  #frameWaiters = new Set<() => void>();
 
   constructor(readonly page: PageTarget, private readonly host: StreamHost) {}
 
@@ -154,7 +149,7 @@ export class ScreencastStream {
     };
     this.#recent.push(frame);
     if (this.#recent.length > RECENT_FRAMES) this.#recent.shift();
-    for (const waiter of [...this.#frameWaiters]) waiter(frame);
+    for (const wake of [...this.#frameWaiters]) wake();
     const accepted = this.host.handoff({
       type: "frame",
       session_id: this.host.sessionId,
@@ -191,12 +186,12 @@ export class ScreencastStream {
     }
   }
 
-  /** The stream's view of the page after an action; undefined when it cannot vouch (ended, hidden). */
+  /** The stream's frames after an action; undefined when it cannot vouch (ended, hidden). */
   postActionFrame(request: PostActionFrameRequest): PostActionFrames | undefined {
     if (!this.#live()) return undefined;
     return {
-      before: frameBefore(this.#recent, request.dispatchStartMs),
-      watch: (afterMs, untilWallMs, changed) => this.#watch(afterMs, untilWallMs, changed),
+      movedBetween: (fromMs, toMs) => movedBetween(this.#recent, fromMs, toMs),
+      watch: (until, changed) => this.#watch(request.afterMs, until, changed),
     };
   }
 
@@ -206,9 +201,11 @@ export class ScreencastStream {
 
   async #watch(
     afterMs: number,
-    untilWallMs: number,
+    until: Promise<unknown>,
     changed: (frame: LatestFrame) => boolean,
   ): Promise<LatestFrame | undefined> {
+    let over = false;
+    const end = until.then(() => (over = true), () => (over = true));
     // Every received frame is judged once, including frames delivered together in one socket read.
     const judged = new Set<number>();
     const hit = () =>
@@ -219,22 +216,13 @@ export class ScreencastStream {
       });
     for (;;) {
       const found = hit();
-      if (found || !this.#live() || wallMs() >= untilWallMs) return found;
-      await this.#nextFrame(untilWallMs);
+      if (found || over || !this.#live()) return found;
+      let wake = () => {};
+      const next = new Promise<void>((r) => (wake = r));
+      this.#frameWaiters.add(wake);
+      await Promise.race([next, end]);
+      this.#frameWaiters.delete(wake);
     }
-  }
-
-  /** The next frame to arrive before `untilWallMs`, else undefined. */
-  #nextFrame(untilWallMs: number): Promise<LatestFrame | undefined> {
-    return new Promise((resolve) => {
-      const waiter = (frame: LatestFrame | undefined) => {
-        clearTimeout(timer);
-        this.#frameWaiters.delete(waiter);
-        resolve(frame);
-      };
-      const timer = setTimeout(() => waiter(undefined), Math.max(0, untilWallMs - wallMs()));
-      this.#frameWaiters.add(waiter);
-    });
   }
 
   /** One-shot acknowledgement failed beyond the deadline: the stream ends with exactly one gap. */

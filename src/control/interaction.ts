@@ -119,7 +119,7 @@ async function dispatchAndObserve(
   dispatch: () => Promise<void>,
 ): Promise<Observation> {
   try {
-    ctx.dispatchStartedMs = env.session.now();
+    ctx.requests.arm();
     await dispatch();
     ctx.record.dispatched_ms = env.session.now();
   } catch (err) {

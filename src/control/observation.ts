@@ -5,7 +5,15 @@ import { observeSnapshot } from "../snapshot/acquire.ts";
 import { type Detail, presentSnapshot, unchangedMarker } from "../snapshot/present.ts";
 import type { SemanticOutcome } from "../snapshot/probe.ts";
 import { cdpMessage } from "../browser/cdp.ts";
-import { type FrameSource, postActionImage, settledAfter, wallMs } from "./post_action_image.ts";
+import {
+  type FrameSource,
+  postActionImage,
+  SETTLE_CAP_MS,
+  settledAfter,
+  type Shot,
+  wallMs,
+} from "./post_action_image.ts";
+import { type ActionRequests, watchRequests } from "./action_requests.ts";
 
 export type { FrameSource } from "./post_action_image.ts";
 export { pngSize } from "./post_action_image.ts";
@@ -35,8 +43,8 @@ export interface ActionContext {
   page: PageTarget;
   record: InteractionRecord;
   startedAt: Date;
-  /** Session ms just before the input was sent (the frames stamped before it show the page before). */
-  dispatchStartedMs?: number;
+  /** Requests the action starts (the settle watch waits for their results). */
+  requests: ActionRequests;
   before: { url: string; generation: number; navigationCount: number; pageIds: Set<string> };
 }
 
@@ -50,6 +58,7 @@ export function beginAction(
     session,
     page,
     startedAt: new Date(),
+    requests: watchRequests(session, page),
     before: {
       url: page.url,
       generation: page.generation,
@@ -69,22 +78,34 @@ export function beginAction(
   };
 }
 
-/**
- * Two animation frames, at most RENDEZVOUS_CAP_MS. A background page runs no animation frames, so the
- * same round trip reports "hidden" at once instead of waiting out the cap.
- */
-export async function rendezvous(page: PageTarget): Promise<"observed" | "unobserved" | "hidden"> {
-  const frames = page.send("Runtime.evaluate", {
-    expression: `document.visibilityState === "hidden" ? "hidden"
-      : new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => r("observed"))))`,
+/** One animation frame (the first also reports a background page, which runs none, at once). */
+function animationFrame(page: PageTarget, first: boolean, capMs: number): Promise<Rendezvous> {
+  const frame = page.send("Runtime.evaluate", {
+    expression: `${first ? `document.visibilityState === "hidden" ? "hidden" : ` : ""}
+      new Promise((r) => requestAnimationFrame(() => r("observed")))`,
     awaitPromise: true,
     returnByValue: true,
-  }, RENDEZVOUS_CAP_MS + 50).then(
+  }, capMs + 50).then(
     (r) => r.result.value === "hidden" || r.result.value === "observed" ? r.result.value : "unobserved",
     () => "unobserved" as const,
   );
-  const cap = new Promise<"unobserved">((r) => setTimeout(() => r("unobserved"), RENDEZVOUS_CAP_MS));
-  return await Promise.race([frames, cap]);
+  const cap = new Promise<"unobserved">((r) => setTimeout(() => r("unobserved"), Math.max(0, capMs)));
+  return Promise.race([frame, cap]);
+}
+
+type Rendezvous = "observed" | "unobserved" | "hidden";
+
+/**
+ * Two animation frames, at most RENDEZVOUS_CAP_MS; each is requested after the previous one ran, as
+ * nested requestAnimationFrame calls would be. `onFirstFrame` runs between them: a screenshot requested
+ * then is drawn in the second frame, so it waits for two animation frames without costing a third.
+ */
+export async function rendezvous(page: PageTarget, onFirstFrame?: () => void): Promise<Rendezvous> {
+  const deadline = performance.now() + RENDEZVOUS_CAP_MS;
+  const first = await animationFrame(page, true, RENDEZVOUS_CAP_MS);
+  if (first !== "observed") return first;
+  onFirstFrame?.();
+  return await animationFrame(page, false, deadline - performance.now());
 }
 
 export function decodeBase64(data: string): Uint8Array {
@@ -114,7 +135,7 @@ export interface ObserveOptions {
   store: InstanceStore;
   detail: Detail;
   inlineImage: boolean;
-  /** When capture runs, the post-action image is its frame instead of a separate screenshot. */
+  /** Recorded frames, when capture runs: they tell whether the page kept changing. */
   frames?: FrameSource;
 }
 
@@ -135,19 +156,30 @@ export async function observe(ctx: ActionContext, opts: ObserveOptions): Promise
   let outcomes: SemanticOutcome[] = [];
   let settled: boolean | undefined;
 
+  // The screenshot and the snapshot start between the rendezvous's frames (the input's handlers have
+  // run); a later rendezvous starts them again.
+  let shotTaken: Promise<Shot> | undefined;
+  let snapTaken: ReturnType<typeof observeSnapshot> | undefined;
+  const takeShot = () => {
+    shotTaken = postActionImage(page, opts.frames !== undefined);
+    shotTaken.catch(() => {});
+    snapTaken = page.loading ? undefined : observeSnapshot(session, page, opts.detail === "concise");
+    snapTaken?.catch(() => {});
+  };
   let hidden = false;
   if (!page.closed && !page.dialog) {
-    let met = await rendezvous(page);
+    let met = await rendezvous(page, takeShot);
     if (met === "hidden") {
       // A background page paints nothing: bring it forward, or under preserve say so.
       hidden = await session.ensureVisible(page).then(() => false, () => true);
-      if (!hidden && !page.dialog) met = await rendezvous(page);
+      if (!hidden && !page.dialog) met = await rendezvous(page, takeShot);
     }
     // A navigation the action started: settle it, then meet the compositor again on the new document.
     if (!hidden && page.loading) {
+      shotTaken = snapTaken = undefined;
       const idle = await page.waitForIdle(NAVIGATION_SETTLE_MS);
       if (!idle) warnings.push("navigation_still_loading");
-      if (!page.dialog) met = await rendezvous(page);
+      if (!page.dialog) met = await rendezvous(page, takeShot);
     }
     rendezvousObserved = met === "observed";
   }
@@ -162,17 +194,21 @@ export async function observe(ctx: ActionContext, opts: ObserveOptions): Promise
   } else if (hidden) {
     warnings.push("target_hidden: the page is in the background (focus preserve); no screenshot or snapshot");
   } else {
-    // The screenshot, then the settle watch over recorded frames, beside the snapshot (renderer).
-    const toWall = wallMs() - session.now();
-    const stream = opts.frames?.(page.id, {
-      dispatchStartMs: (ctx.dispatchStartedMs ?? record.started_ms) + toWall,
-    });
-    const shotTaken = postActionImage(page, opts.frames !== undefined);
-    const dispatchEndMs = (record.dispatched_ms ?? record.started_ms) + toWall;
+    // The screenshot (unless the rendezvous has it coming), the settle watch, beside the snapshot.
+    const shotPromise = shotTaken ?? postActionImage(page, opts.frames !== undefined);
+    const snapped = snapTaken ?? observeSnapshot(session, page, opts.detail === "concise");
+    const capWallMs = wallMs() - session.now() + (record.dispatched_ms ?? record.started_ms) + SETTLE_CAP_MS;
     const [shotResult, snapResult, settleResult] = await Promise.allSettled([
-      shotTaken,
-      observeSnapshot(session, page, opts.detail === "concise"),
-      Promise.all([shotTaken, stream]).then(([shot, s]) => settledAfter(shot, s, dispatchEndMs)),
+      shotPromise,
+      snapped,
+      shotPromise.then((shot) =>
+        settledAfter(shot, opts.frames, page.id, {
+          observed: snapped.catch(() => {}),
+          requestsQuiet: ctx.requests.quiet(),
+          dispatchStartMs: ctx.requests.armedAtMs,
+          capWallMs,
+        })
+      ),
     ]);
     if (settleResult.status === "fulfilled") settled = settleResult.value;
     if (shotResult.status === "fulfilled") {
@@ -215,6 +251,7 @@ export async function observe(ctx: ActionContext, opts: ObserveOptions): Promise
       warnings.push(`snapshot_unavailable: ${cdpMessage(snapResult.reason)}`);
     }
   }
+  ctx.requests.stop();
   record.observed_ms = session.now();
   if (warnings.some((w) => w.startsWith("screenshot_unavailable") || w.startsWith("snapshot_unavailable"))) {
     record.outcome = "degraded";

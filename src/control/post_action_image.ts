@@ -1,5 +1,5 @@
 import type { PageTarget } from "../browser/targets.ts";
-import { picturesDiffer } from "../capture/frame_identity.ts";
+import { pictureComparer } from "../capture/frame_identity.ts";
 import {
   JPEG_QUALITY,
   type LatestFrame,
@@ -20,12 +20,17 @@ export type FrameSource = (
 const SCREENSHOT_TIMEOUT_MS = 5_000;
 
 /**
- * How long after the dispatch a page the action changed is watched for being replaced (issue 10: a
- * transient error banner shown for ~100 ms). Frames stamped in it reach us ~5–40 ms later; ARRIVAL_MS
- * covers the usual.
+ * The settle watch (issue 10: a transient error banner replaced ~100 ms after the click). Frames are
+ * compared with the screenshot until the snapshot is done, the stream has delivered a frame drawn after
+ * the screenshot (CATCH_UP_MS at most), and requests the action started have finished and had
+ * RESULT_PAINT_MS to paint — never past SETTLE_CAP_MS after the dispatch. A static page that started no
+ * request costs nothing beyond the snapshot; a timer that replaces the page later than that is not seen.
  */
-export const SETTLE_WINDOW_MS = 150;
-const ARRIVAL_MS = 10;
+const CATCH_UP_MS = 100;
+/** A page whose picture changed this long before the dispatch is moving: wait to catch up with it. */
+const MOVING_MS = 100;
+const RESULT_PAINT_MS = 60;
+export const SETTLE_CAP_MS = 500;
 
 export interface Shot {
   data: string;
@@ -34,8 +39,9 @@ export interface Shot {
   width: number;
   height: number;
   source: Record<string, unknown>;
-  /** Unix ms when it was requested: frames stamped after it are later than the request. */
+  /** Unix ms when it was requested and when it arrived: its frame was drawn between the two. */
   sinceMs: number;
+  takenMs: number;
 }
 
 export function pngSize(bytes: Uint8Array): { width: number; height: number } {
@@ -58,6 +64,7 @@ export async function postActionImage(page: PageTarget, capture: boolean): Promi
     capture ? { format: "jpeg", quality: JPEG_QUALITY } : { format: "png", optimizeForSpeed: true },
     SCREENSHOT_TIMEOUT_MS,
   );
+  const takenMs = wallMs();
   const bytes = Uint8Array.fromBase64(shot.data);
   const size = capture ? jpegDimensions(bytes) ?? { width: 0, height: 0 } : pngSize(bytes);
   return {
@@ -67,25 +74,61 @@ export async function postActionImage(page: PageTarget, capture: boolean): Promi
     ...size,
     source: { kind: "screenshot" },
     sinceMs,
+    takenMs,
   };
 }
 
+const delay = (ms: number) => new Promise<void>((r) => setTimeout(r, Math.max(0, ms)));
+
 /**
- * Whether the page stayed as pictured: false when a frame stamped after the screenshot was requested shows
- * anything else. A page the action changed is watched until SETTLE_WINDOW_MS after the dispatch; an
- * unchanged one only against the frames already received, so a static page costs nothing.
+ * Whether the page stayed as pictured: false when a frame drawn after the screenshot's own shows anything
+ * else (beyond a caret or cursor; see visibleChange). Frames stamped between the request and the
+ * screenshot's frame are the pipeline catching up — one showed the page from before a click 6 ms after
+ * the request — so the baseline is the recorded twin of the screenshot (same scan bytes), or the reply
+ * when no twin arrives. Undefined without capture.
  */
 export async function settledAfter(
   shot: Shot,
-  stream: PostActionFrames | undefined,
-  dispatchEndMs: number,
+  frames: FrameSource | undefined,
+  pageId: string,
+  watch: {
+    observed: Promise<unknown>;
+    requestsQuiet: Promise<boolean>;
+    /** Unix ms when the input was sent, and the watch's limit. */
+    dispatchStartMs: number | undefined;
+    capWallMs: number;
+  },
 ): Promise<boolean | undefined> {
-  if (!stream || shot.mimeType !== "image/jpeg") return undefined;
-  const { before } = stream;
-  const changedByAction = !before || picturesDiffer(Uint8Array.fromBase64(before.data), shot.bytes) !== false;
-  const until = changedByAction ? dispatchEndMs + SETTLE_WINDOW_MS + ARRIVAL_MS : 0;
-  const differs = (f: LatestFrame) => picturesDiffer(Uint8Array.fromBase64(f.data), shot.bytes) === true;
-  return await stream.watch(shot.sinceMs, until, differs) === undefined;
+  if (shot.mimeType !== "image/jpeg") return undefined;
+  const stream = await frames?.(pageId, { afterMs: shot.sinceMs });
+  if (!stream) return undefined;
+  const compare = pictureComparer(shot.bytes);
+  const seen: Array<{ stamp: number; visible: boolean }> = [];
+  let twin: number | undefined;
+  let caughtUp = () => {};
+  const caught = new Promise<void>((r) => (caughtUp = r));
+  const judge = (f: LatestFrame) => {
+    const change = compare(Uint8Array.fromBase64(f.data));
+    const stamp = f.stampMs ?? 0;
+    if (change === "same" && (twin === undefined || stamp < twin)) twin = stamp;
+    const visible = change === "visible";
+    seen.push({ stamp, visible });
+    // Caught up: a frame drawn after the screenshot's own has arrived.
+    if (stamp > (twin ?? shot.takenMs)) caughtUp();
+    return stamp > (twin ?? shot.takenMs) && visible;
+  };
+  // Catching up costs one frame's delivery; only a page already moving is waited for.
+  const start = watch.dispatchStartMs;
+  const moving = start === undefined || stream.movedBetween(start - MOVING_MS, start);
+  const painted = watch.requestsQuiet.then((waited) => waited ? delay(RESULT_PAINT_MS) : undefined);
+  const until = Promise.race([
+    delay(watch.capWallMs - wallMs()),
+    Promise.all([watch.observed, moving ? Promise.race([caught, delay(CATCH_UP_MS)]) : undefined, painted]),
+  ]);
+  if (await stream.watch(until, judge)) return false;
+  // Frames judged before the twin arrived (delivery is out of order), against the final baseline.
+  const baseline = twin ?? shot.takenMs;
+  return !seen.some((f) => f.stamp > baseline && f.visible);
 }
 
 /** Waits up to `waitMs` for the first frame stamped after `sinceWallMs` (a repaint), when capture runs. */
@@ -95,6 +138,6 @@ export async function nextRepaint(
   sinceWallMs: number,
   waitMs: number,
 ): Promise<void> {
-  const stream = await frames?.(pageId, { dispatchStartMs: sinceWallMs });
-  await stream?.watch(sinceWallMs, sinceWallMs + waitMs, () => true);
+  const stream = await frames?.(pageId, { afterMs: sinceWallMs });
+  await stream?.watch(delay(waitMs), () => true);
 }

@@ -92,11 +92,10 @@ const REPLACED = `new Promise((resolve) => {
 })`;
 
 Deno.test({
-  name: "observation: a transient error replaced within the settle window is reported as still changing",
+  name: "observation: an error replaced when the click's request answers is reported as still changing",
   ...e2e,
   fn: () =>
     withServer(async (server, site) => {
-      // Timers run late under CPU load; judge only attempts where the page replaced the banner in time.
       let judged = 0;
       for (let attempt = 0; attempt < 8 && judged < 2; attempt++) {
         await server.call("navigate_page", { url: `${site.origin}/save_banner.html?a=${attempt}` });
@@ -109,7 +108,8 @@ Deno.test({
           click: number;
           replaced?: number;
         };
-        if (times.replaced === undefined || times.replaced - times.click > 105 || !isRed(shown)) continue;
+        // Judged when the image caught the error and the answer came inside the watch's cap.
+        if (times.replaced === undefined || times.replaced - times.click > 400 || !isRed(shown)) continue;
         judged++;
         assertEquals(
           clicked.settled,
@@ -123,7 +123,7 @@ Deno.test({
           textOf(result),
         );
       }
-      assert(judged > 0, "no attempt replaced the banner within 105 ms of the click");
+      assert(judged > 0, "no attempt showed the error before its request answered");
     }, { browser: { headless: true } }),
 });
 
