@@ -161,10 +161,12 @@ export async function observe(ctx: ActionContext, opts: ObserveOptions): Promise
   let shotTaken: Promise<Shot> | undefined;
   let snapTaken: ReturnType<typeof observeSnapshot> | undefined;
   const takeShot = () => {
+    // A document still loading is met again once it is idle.
+    if (page.loading) return;
     shotTaken = postActionImage(page, opts.frames !== undefined);
     shotTaken.catch(() => {});
-    snapTaken = page.loading ? undefined : observeSnapshot(session, page, opts.detail === "concise");
-    snapTaken?.catch(() => {});
+    snapTaken = observeSnapshot(session, page, opts.detail === "concise");
+    snapTaken.catch(() => {});
   };
   let hidden = false;
   if (!page.closed && !page.dialog) {
