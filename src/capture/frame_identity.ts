@@ -25,8 +25,9 @@ export interface StampedFrame {
 }
 
 /**
- * Whether frames stamped in [fromMs, toMs) show a new picture: one whose data differs from the frame
- * stamped before it. A frame with no known predecessor counts as new.
+ * Whether frames stamped in [fromMs, toMs) show a new picture: data that differs from the frame stamped
+ * before it (any change counts, a caret blinking too: this only decides whether to wait for the stream).
+ * A frame with no known predecessor counts as new; a repaint of the same picture does not.
  */
 export function movedBetween(frames: readonly StampedFrame[], fromMs: number, toMs: number): boolean {
   const sorted = frames.filter((f) => f.stampMs !== undefined).sort((a, b) =>

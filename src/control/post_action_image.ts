@@ -26,7 +26,7 @@ const SCREENSHOT_TIMEOUT_MS = 5_000;
  * RESULT_PAINT_MS to paint — never past SETTLE_CAP_MS after the dispatch. A static page that started no
  * request costs nothing beyond the snapshot; a timer that replaces the page later than that is not seen.
  */
-const CATCH_UP_MS = 100;
+const CATCH_UP_MS = 200;
 /** A page whose picture changed this long before the dispatch is moving: wait to catch up with it. */
 const MOVING_MS = 100;
 const RESULT_PAINT_MS = 60;
