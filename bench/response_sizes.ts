@@ -185,5 +185,5 @@ const failed = names.filter((n) => sizes[n].error);
 if (failed.length > 0) {
   console.log(`\nfailed calls: ${failed.map((n) => `${n} (${sizes[n].error})`).join("; ")}`);
 }
-if (flags.save) await Deno.writeTextFile(flags.save, JSON.stringify(sizes, null, 1) + "\n");
-if (flags.dump) await Deno.writeTextFile(flags.dump, JSON.stringify(dump, null, 1) + "\n");
+if (flags.save) await Deno.writeTextFile(flags.save, JSON.stringify(sizes, null, 2) + "\n");
+if (flags.dump) await Deno.writeTextFile(flags.dump, JSON.stringify(dump, null, 2) + "\n");
