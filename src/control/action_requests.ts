@@ -11,8 +11,8 @@ export interface ActionRequests {
   arm(): void;
   /** When arm() was called (Unix ms, our clock); undefined before. */
   readonly armedAtMs: number | undefined;
-  /** Resolves when none of the action's requests is loading: true when it had to wait for one. */
-  quiet(): Promise<boolean>;
+  /** Resolves when none of the action's requests is loading, with when the last finished (Unix ms). */
+  quiet(): Promise<number | undefined>;
   stop(): void;
 }
 
@@ -20,9 +20,12 @@ export interface ActionRequests {
 export function watchRequests(session: BrowserSession, page: PageTarget): ActionRequests {
   const loading = new Set<string>();
   let armedAtMs: number | undefined;
+  let lastFinishedMs: number | undefined;
   let idle: Array<() => void> = [];
   const done = (p: PageTarget, requestId: string) => {
-    if (p !== page || !loading.delete(requestId) || loading.size > 0) return;
+    if (p !== page || !loading.delete(requestId)) return;
+    lastFinishedMs = wallMs();
+    if (loading.size > 0) return;
     for (const wake of idle) wake();
     idle = [];
   };
@@ -50,8 +53,8 @@ export function watchRequests(session: BrowserSession, page: PageTarget): Action
     },
     quiet: () =>
       loading.size === 0 || offs.length === 0
-        ? Promise.resolve(false)
-        : new Promise((r) => idle.push(() => r(true))),
+        ? Promise.resolve(lastFinishedMs)
+        : new Promise((r) => idle.push(() => r(lastFinishedMs))),
     stop,
   };
 }

@@ -21,10 +21,11 @@ const SCREENSHOT_TIMEOUT_MS = 5_000;
 
 /**
  * The settle watch (issue 10: a transient error banner replaced ~100 ms after the click). Frames are
- * compared with the screenshot until the snapshot is done, the stream has delivered a frame drawn after
- * the screenshot (CATCH_UP_MS at most), and requests the action started have finished and had
- * RESULT_PAINT_MS to paint — never past SETTLE_CAP_MS after the dispatch. A static page that started no
- * request costs nothing beyond the snapshot; a timer that replaces the page later than that is not seen.
+ * compared with the screenshot until the snapshot is done; on a page already painting, until the stream
+ * has delivered a frame drawn after the screenshot's (CATCH_UP_MS at most); and until requests the action
+ * started have finished and had RESULT_PAINT_MS to paint (SETTLE_CAP_MS after the dispatch at most). A
+ * static page that started no request costs nothing beyond the snapshot; a timer that replaces the page
+ * later than that is not seen.
  */
 const CATCH_UP_MS = 200;
 /** A page whose picture changed this long before the dispatch is moving: wait to catch up with it. */
@@ -93,7 +94,8 @@ export async function settledAfter(
   pageId: string,
   watch: {
     observed: Promise<unknown>;
-    requestsQuiet: Promise<boolean>;
+    /** When the last request the action started finished (Unix ms), once none is loading. */
+    requestsQuiet: Promise<number | undefined>;
     /** Unix ms when the input was sent, and the watch's limit. */
     dispatchStartMs: number | undefined;
     capWallMs: number;
@@ -104,6 +106,7 @@ export async function settledAfter(
   if (!stream) return undefined;
   const compare = pictureComparer(shot.bytes);
   const seen: Array<{ stamp: number; visible: boolean }> = [];
+  const pictures = new Set<string>();
   let twin: number | undefined;
   let caughtUp = () => {};
   const caught = new Promise<void>((r) => (caughtUp = r));
@@ -113,6 +116,7 @@ export async function settledAfter(
     if (change === "same" && (twin === undefined || stamp < twin)) twin = stamp;
     const visible = change === "visible";
     seen.push({ stamp, visible });
+    if (change !== "same") pictures.add(f.data);
     // Caught up: a frame drawn after the screenshot's own has arrived.
     if (stamp > (twin ?? shot.takenMs)) caughtUp();
     return stamp > (twin ?? shot.takenMs) && visible;
@@ -120,11 +124,14 @@ export async function settledAfter(
   // Catching up costs one frame's delivery; only a page already moving is waited for.
   const start = watch.dispatchStartMs;
   const moving = start === undefined || stream.movedBetween(start - MOVING_MS, start);
-  const painted = watch.requestsQuiet.then((waited) => waited ? delay(RESULT_PAINT_MS) : undefined);
-  const until = Promise.race([
-    delay(watch.capWallMs - wallMs()),
-    Promise.all([watch.observed, moving ? Promise.race([caught, delay(CATCH_UP_MS)]) : undefined, painted]),
-  ]);
+  const painted = watch.requestsQuiet.then((at) =>
+    at === undefined ? undefined : delay(at + RESULT_PAINT_MS - wallMs())
+  );
+  const until = (async () => {
+    await Promise.all([watch.observed, Promise.race([painted, delay(watch.capWallMs - wallMs())])]);
+    // Pictures that differ from each other while the screenshot was taken: the page is moving too.
+    if (moving || pictures.size > 1) await Promise.race([caught, delay(CATCH_UP_MS)]);
+  })();
   if (await stream.watch(until, judge)) return false;
   // Frames judged before the twin arrived (delivery is out of order), against the final baseline.
   const baseline = twin ?? shot.takenMs;

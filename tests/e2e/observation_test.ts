@@ -40,10 +40,10 @@ Deno.test({
   ...e2e,
   fn: () =>
     withServer(async (server, site) => {
-      // Plain, an app that paints again right after load, a spinner that keeps frames in flight: each first
-      // click turns the whole page from blue to red at once.
+      // Plain, an app that paints again right after load, a spinner that keeps frames in flight, noise that
+      // makes every frame slow to deliver: each first click turns the page from blue to red at once.
       const stale: string[] = [];
-      for (const variant of ["", "&staged", "&spin"]) {
+      for (const variant of ["", "&staged", "&spin", "&noise"]) {
         for (let i = 0; i < 8; i++) {
           const url = `${site.origin}/first_click.html?i=${i}${variant}`;
           const nav = structured(await server.call("navigate_page", { url }));
