@@ -22,6 +22,8 @@ export interface StampedFrame {
   stampMs?: number;
   /** Base64 JPEG as Chrome sent it. */
   data: string;
+  /** How long after its stamp it reached us (ms); undefined without a stamp. */
+  latencyMs?: number;
 }
 
 /**
@@ -36,6 +38,29 @@ export function movedBetween(frames: readonly StampedFrame[], fromMs: number, to
   return sorted.some((f, i) =>
     (f.stampMs ?? 0) >= fromMs && (f.stampMs ?? 0) < toMs && (i === 0 || sorted[i - 1].data !== f.data)
   );
+}
+
+const FRAME_MS = 1000 / 60;
+
+/**
+ * How fast a stream paints and delivers just now: the median gap between the last frames stamped before
+ * `beforeMs` (gaps over 250 ms are pauses, not a pace) and the slowest delivery among the last 8 frames
+ * received. Under CPU load both grow several-fold (measured: 5–400 ms deliveries), so waits for "the next
+ * frame" scale with them.
+ */
+export function streamPace(
+  frames: readonly StampedFrame[],
+  beforeMs: number,
+): { intervalMs: number; latencyMs: number } {
+  const stamps = frames.flatMap((f) => f.stampMs !== undefined && f.stampMs < beforeMs ? [f.stampMs] : []);
+  stamps.sort((a, b) => a - b);
+  const gaps = stamps.slice(1).map((t, i) => t - stamps[i]).filter((g) => g > 0 && g <= 250).slice(-6);
+  gaps.sort((a, b) => a - b);
+  const latencies = frames.slice(-8).map((f) => f.latencyMs).filter((l): l is number => l !== undefined);
+  return {
+    intervalMs: gaps.length > 0 ? Math.max(FRAME_MS, gaps[gaps.length >> 1]) : FRAME_MS,
+    latencyMs: Math.min(250, Math.max(0, ...latencies)),
+  };
 }
 
 /** The entropy-coded part of a JPEG (from its start-of-scan marker on) and its size; undefined if malformed. */

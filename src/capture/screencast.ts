@@ -2,7 +2,7 @@ import { ToolError } from "../errors.ts";
 import type { EventParams } from "../browser/cdp.ts";
 import type { PageTarget } from "../browser/targets.ts";
 import type { FrameMessage, GapRow } from "./messages.ts";
-import { movedBetween, type StampedFrame } from "./frame_identity.ts";
+import { movedBetween, type StampedFrame, streamPace } from "./frame_identity.ts";
 
 /** What a stream needs from its session capture; kept narrow so streams are easy to reason about. */
 export interface StreamHost {
@@ -42,6 +42,8 @@ export interface PostActionFrameRequest {
 export interface PostActionFrames {
   /** Whether frames stamped in [fromMs, toMs) show the picture changing (a repaint of the same is not). */
   movedBetween(fromMs: number, toMs: number): boolean;
+  /** How fast the stream paints and delivers frames stamped before `beforeMs` (see streamPace). */
+  pace(beforeMs: number): { intervalMs: number; latencyMs: number };
   /**
    * Resolves with the first frame stamped after the request's instant for which `changed` holds (received
    * ones first), or undefined once `until` settles or the stream ends.
@@ -144,7 +146,9 @@ export class ScreencastStream {
     const frame: LatestFrame = {
       ordinal,
       recvNs,
-      ...(meta.timestamp !== undefined ? { stampMs: meta.timestamp * 1000 } : {}),
+      ...(meta.timestamp !== undefined
+        ? { stampMs: meta.timestamp * 1000, latencyMs: wallMs() - meta.timestamp * 1000 }
+        : {}),
       data: params.data,
     };
     this.#recent.push(frame);
@@ -191,6 +195,7 @@ export class ScreencastStream {
     if (!this.#live()) return undefined;
     return {
       movedBetween: (fromMs, toMs) => movedBetween(this.#recent, fromMs, toMs),
+      pace: (beforeMs) => streamPace(this.#recent, beforeMs),
       watch: (until, changed) => this.#watch(request.afterMs, until, changed),
     };
   }

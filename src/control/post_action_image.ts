@@ -27,9 +27,12 @@ const SCREENSHOT_TIMEOUT_MS = 5_000;
  * static page that started no request costs nothing beyond the snapshot; a timer that replaces the page
  * later than that is not seen.
  */
-const CATCH_UP_MS = 200;
-/** A page whose picture changed this long before the dispatch is moving: wait to catch up with it. */
-const MOVING_MS = 100;
+const CATCH_UP_MS = 300;
+/** A new picture within two of the page's frame intervals (50 ms at least) before the dispatch: moving. */
+const MOVING_MS = 50;
+/** Beyond a frame interval and a delivery, a moving page's next frame gets this much slack. */
+const SLACK_MS = 10;
+/** A request's result gets this long (plus a delivery) to be painted after the request finished. */
 const RESULT_PAINT_MS = 60;
 export const SETTLE_CAP_MS = 500;
 
@@ -106,31 +109,35 @@ export async function settledAfter(
   if (!stream) return undefined;
   const compare = pictureComparer(shot.bytes);
   const seen: Array<{ stamp: number; visible: boolean }> = [];
-  const pictures = new Set<string>();
   let twin: number | undefined;
   let caughtUp = () => {};
   const caught = new Promise<void>((r) => (caughtUp = r));
+  const start = watch.dispatchStartMs;
+  const pace = stream.pace(start ?? shot.sinceMs);
   const judge = (f: LatestFrame) => {
     const change = compare(Uint8Array.fromBase64(f.data));
     const stamp = f.stampMs ?? 0;
-    if (change === "same" && (twin === undefined || stamp < twin)) twin = stamp;
+    if (change === "same" && (twin === undefined || stamp < twin)) {
+      twin = stamp;
+      // No frame after the twin within a frame and a delivery of it: the page stopped moving.
+      setTimeout(caughtUp, 1.5 * pace.intervalMs + Math.max(pace.latencyMs, wallMs() - stamp) + SLACK_MS);
+    }
     const visible = change === "visible";
     seen.push({ stamp, visible });
-    if (change !== "same") pictures.add(f.data);
-    // Caught up: a frame drawn after the screenshot's own has arrived.
+    // Caught up: a frame drawn after the screenshot's own has arrived (or the page went quiet, above).
     if (stamp > (twin ?? shot.takenMs)) caughtUp();
     return stamp > (twin ?? shot.takenMs) && visible;
   };
-  // Catching up costs one frame's delivery; only a page already moving is waited for.
-  const start = watch.dispatchStartMs;
-  const moving = start === undefined || stream.movedBetween(start - MOVING_MS, start);
   const painted = watch.requestsQuiet.then((at) =>
-    at === undefined ? undefined : delay(at + RESULT_PAINT_MS - wallMs())
+    at === undefined ? undefined : delay(at + RESULT_PAINT_MS + pace.latencyMs - wallMs())
   );
   const until = (async () => {
     await Promise.all([watch.observed, Promise.race([painted, delay(watch.capWallMs - wallMs())])]);
-    // Pictures that differ from each other while the screenshot was taken: the page is moving too.
-    if (moving || pictures.size > 1) await Promise.race([caught, delay(CATCH_UP_MS)]);
+    // Catching up costs a frame's delivery: only for a page that was painting before the dispatch (judged
+    // now, when more of its late-delivered frames are in).
+    if (start === undefined || stream.movedBetween(start - Math.max(MOVING_MS, 2 * pace.intervalMs), start)) {
+      await Promise.race([caught, delay(CATCH_UP_MS)]);
+    }
   })();
   if (await stream.watch(until, judge)) return false;
   // Frames judged before the twin arrived (delivery is out of order), against the final baseline.

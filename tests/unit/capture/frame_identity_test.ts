@@ -5,6 +5,7 @@ import {
   movedBetween,
   pictureComparer,
   type StampedFrame,
+  streamPace,
   visibleChange,
 } from "../../../src/capture/frame_identity.ts";
 
@@ -80,5 +81,30 @@ Deno.test("movedBetween: a new picture in the window moves; a repaint of the sam
     movedBetween([{ ordinal: 1, recvNs: 1, data: "a" }], 0, 1e9),
     false,
     "unstamped frames are left out",
+  );
+});
+
+Deno.test("streamPace: the median recent gap (pauses left out) and the slowest recent delivery", () => {
+  const frame = (ordinal: number, stampMs: number, latencyMs: number): StampedFrame => ({
+    ordinal,
+    recvNs: ordinal,
+    stampMs,
+    latencyMs,
+    data: String(ordinal),
+  });
+  // A page painting every 50 ms after a 2 s pause, delivered 10–40 ms late.
+  const frames = [
+    frame(1, 0, 10),
+    frame(2, 2000, 20),
+    frame(3, 2050, 40),
+    frame(4, 2100, 10),
+    frame(5, 2150, 15),
+  ];
+  assertEquals(streamPace(frames, 3000), { intervalMs: 50, latencyMs: 40 });
+  assertEquals(streamPace(frames, 2060).intervalMs, 50, "frames stamped later are left out");
+  assertEquals(
+    streamPace([], 0),
+    { intervalMs: 1000 / 60, latencyMs: 0 },
+    "one 60 Hz frame when nothing is known",
   );
 });
