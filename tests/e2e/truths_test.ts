@@ -103,7 +103,9 @@ Deno.test({
       const run = await new Deno.Command(Deno.execPath(), {
         args: ["task", "--config", `${REPO_ROOT}deno.json`, "demo"],
         cwd: here,
-        env: { KROMETRAIL_DATA_DIR: `${here}/data`, NO_COLOR: "1" },
+        // As from a user's shell: `deno task test` exports INIT_CWD, and a nested `deno task` keeps it.
+        clearEnv: true,
+        env: { ...withoutInitCwd(Deno.env.toObject()), KROMETRAIL_DATA_DIR: `${here}/data`, NO_COLOR: "1" },
         stdout: "piped",
         stderr: "piped",
       }).output();
@@ -125,6 +127,11 @@ Deno.test({
     }
   },
 });
+
+function withoutInitCwd(env: Record<string, string>): Record<string, string> {
+  const { INIT_CWD: _, ...rest } = env;
+  return rest;
+}
 
 interface EventRow {
   kind: string;
