@@ -59,6 +59,7 @@ Deno.test({
             `${url}: the snapshot names the new state`,
           );
           const shot = clicked.screenshot as Shot;
+          if (variant === "") assertEquals(clicked.settled, true, `${url}: static after the click`);
           const colour = await pixel(server, shot, 8, 8);
           const identical = sameBytes(
             await imageBytes(server, shot.uri),
