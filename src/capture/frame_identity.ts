@@ -27,25 +27,27 @@ export interface StampedFrame {
 }
 
 /**
- * Whether frames stamped in [fromMs, toMs) show a new picture: data that differs from the frame stamped
- * before it (any change counts, a caret blinking too: this only decides whether to wait for the stream).
- * A frame with no known predecessor counts as new; a repaint of the same picture does not.
+ * How many frames stamped in [fromMs, toMs) show a new picture: data that differs from the frame stamped
+ * before it (any change counts, a caret blinking too). A frame with no known predecessor counts as new; a
+ * repaint of the same picture does not.
  */
-export function movedBetween(frames: readonly StampedFrame[], fromMs: number, toMs: number): boolean {
+export function newPictures(frames: readonly StampedFrame[], fromMs: number, toMs: number): number {
   const sorted = frames.filter((f) => f.stampMs !== undefined).sort((a, b) =>
     (a.stampMs ?? 0) - (b.stampMs ?? 0)
   );
-  return sorted.some((f, i) =>
+  return sorted.filter((f, i) =>
     (f.stampMs ?? 0) >= fromMs && (f.stampMs ?? 0) < toMs && (i === 0 || sorted[i - 1].data !== f.data)
-  );
+  ).length;
 }
 
 const FRAME_MS = 1000 / 60;
+/** Gaps up to this are an animation's pace (15 fps and up); longer ones are separate paints. */
+const ANIMATION_GAP_MS = 70;
 
 /**
  * How fast a stream paints and delivers just now: the median gap between the last frames stamped before
- * `beforeMs` (gaps over 250 ms are pauses, not a pace) and the slowest delivery among the last 8 frames
- * received. Under CPU load both grow several-fold (measured: 5–400 ms deliveries), so waits for "the next
+ * `beforeMs` (only gaps of an animation's pace: longer ones are separate paints) and the slowest delivery
+ * among the last 8 frames received. Under CPU load both grow several-fold (measured: 5–400 ms deliveries), so waits for "the next
  * frame" scale with them.
  */
 export function streamPace(
@@ -54,7 +56,8 @@ export function streamPace(
 ): { intervalMs: number; latencyMs: number } {
   const stamps = frames.flatMap((f) => f.stampMs !== undefined && f.stampMs < beforeMs ? [f.stampMs] : []);
   stamps.sort((a, b) => a - b);
-  const gaps = stamps.slice(1).map((t, i) => t - stamps[i]).filter((g) => g > 0 && g <= 250).slice(-6);
+  const gaps = stamps.slice(1).map((t, i) => t - stamps[i]).filter((g) => g > 0 && g <= ANIMATION_GAP_MS)
+    .slice(-6);
   gaps.sort((a, b) => a - b);
   const latencies = frames.slice(-8).map((f) => f.latencyMs).filter((l): l is number => l !== undefined);
   return {

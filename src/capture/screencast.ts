@@ -2,7 +2,7 @@ import { ToolError } from "../errors.ts";
 import type { EventParams } from "../browser/cdp.ts";
 import type { PageTarget } from "../browser/targets.ts";
 import type { FrameMessage, GapRow } from "./messages.ts";
-import { movedBetween, type StampedFrame, streamPace } from "./frame_identity.ts";
+import { newPictures, type StampedFrame, streamPace } from "./frame_identity.ts";
 
 /** What a stream needs from its session capture; kept narrow so streams are easy to reason about. */
 export interface StreamHost {
@@ -40,8 +40,8 @@ export interface PostActionFrameRequest {
  * capture/frame_identity.ts), but they show whether it kept changing.
  */
 export interface PostActionFrames {
-  /** Whether frames stamped in [fromMs, toMs) show the picture changing (a repaint of the same is not). */
-  movedBetween(fromMs: number, toMs: number): boolean;
+  /** How many frames stamped in [fromMs, toMs) show a new picture (a repaint of the same does not). */
+  newPictures(fromMs: number, toMs: number): number;
   /** How fast the stream paints and delivers frames stamped before `beforeMs` (see streamPace). */
   pace(beforeMs: number): { intervalMs: number; latencyMs: number };
   /**
@@ -194,7 +194,7 @@ export class ScreencastStream {
   postActionFrame(request: PostActionFrameRequest): PostActionFrames | undefined {
     if (!this.#live()) return undefined;
     return {
-      movedBetween: (fromMs, toMs) => movedBetween(this.#recent, fromMs, toMs),
+      newPictures: (fromMs, toMs) => newPictures(this.#recent, fromMs, toMs),
       pace: (beforeMs) => streamPace(this.#recent, beforeMs),
       watch: (until, changed) => this.#watch(request.afterMs, until, changed),
     };

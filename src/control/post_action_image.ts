@@ -28,8 +28,11 @@ const SCREENSHOT_TIMEOUT_MS = 5_000;
  * later than that is not seen.
  */
 const CATCH_UP_MS = 300;
-/** A new picture within two of the page's frame intervals (50 ms at least) before the dispatch: moving. */
-const MOVING_MS = 50;
+/**
+ * Moving: two new pictures within three of the page's frame intervals (66 ms at least) before the
+ * dispatch — an animation, not a single paint such as a focus ring or the previous action's result.
+ */
+const MOVING_MS = 66;
 /** Beyond a frame interval and a delivery, a moving page's next frame gets this much slack. */
 const SLACK_MS = 10;
 /** A request's result gets this long (plus a delivery) to be painted after the request finished. */
@@ -135,7 +138,9 @@ export async function settledAfter(
     await Promise.all([watch.observed, Promise.race([painted, delay(watch.capWallMs - wallMs())])]);
     // Catching up costs a frame's delivery: only for a page that was painting before the dispatch (judged
     // now, when more of its late-delivered frames are in).
-    if (start === undefined || stream.movedBetween(start - Math.max(MOVING_MS, 2 * pace.intervalMs), start)) {
+    if (
+      start === undefined || stream.newPictures(start - Math.max(MOVING_MS, 3 * pace.intervalMs), start) >= 2
+    ) {
       await Promise.race([caught, delay(CATCH_UP_MS)]);
     }
   })();

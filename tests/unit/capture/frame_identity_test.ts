@@ -2,7 +2,7 @@ import { assert, assertEquals } from "../../assert.ts";
 import { encodeTestJpeg } from "../vision/jpeg_test_encoder.ts";
 import {
   jpegScan,
-  movedBetween,
+  newPictures,
   pictureComparer,
   type StampedFrame,
   streamPace,
@@ -64,7 +64,7 @@ Deno.test("visibleChange: a one- or two-block-wide column is slight; a 3×2 regi
   assertEquals(visibleChange([...column(4, 4), ...column(5, 4)]), true);
 });
 
-Deno.test("movedBetween: a new picture in the window moves; a repaint of the same does not", () => {
+Deno.test("newPictures: new pictures in the window count; a repaint of the same does not", () => {
   const frame = (ordinal: number, stampMs: number, data: string): StampedFrame => ({
     ordinal,
     recvNs: ordinal,
@@ -72,14 +72,14 @@ Deno.test("movedBetween: a new picture in the window moves; a repaint of the sam
     data,
   });
   // Delivered out of order; judged in stamp order.
-  const frames = [frame(3, 300, "b"), frame(1, 100, "a"), frame(2, 200, "a")];
-  assertEquals(movedBetween(frames, 150, 250), false, "200 repaints 100's picture");
-  assertEquals(movedBetween(frames, 250, 350), true, "300 is a new picture");
-  assertEquals(movedBetween(frames, 400, 500), false, "nothing stamped there");
-  assertEquals(movedBetween(frames, 50, 150), true, "the first frame has no known predecessor");
+  const frames = [frame(3, 300, "b"), frame(1, 100, "a"), frame(2, 200, "a"), frame(4, 400, "c")];
+  assertEquals(newPictures(frames, 150, 250), 0, "200 repaints 100's picture");
+  assertEquals(newPictures(frames, 250, 450), 2, "300 and 400 are new pictures");
+  assertEquals(newPictures(frames, 500, 600), 0, "nothing stamped there");
+  assertEquals(newPictures(frames, 50, 150), 1, "the first frame has no known predecessor");
   assertEquals(
-    movedBetween([{ ordinal: 1, recvNs: 1, data: "a" }], 0, 1e9),
-    false,
+    newPictures([{ ordinal: 1, recvNs: 1, data: "a" }], 0, 1e9),
+    0,
     "unstamped frames are left out",
   );
 });
@@ -92,7 +92,7 @@ Deno.test("streamPace: the median recent gap (pauses left out) and the slowest r
     latencyMs,
     data: String(ordinal),
   });
-  // A page painting every 50 ms after a 2 s pause, delivered 10–40 ms late.
+  // A page painting every 50 ms after a 2 s pause, delivered 10–40 ms late; separate paints are no pace.
   const frames = [
     frame(1, 0, 10),
     frame(2, 2000, 20),
