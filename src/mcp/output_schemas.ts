@@ -23,6 +23,7 @@ const observation = z.looseObject({
   page: z.looseObject({ page_id: str, url: str, title: str }),
   screenshot: z.looseObject({ uri: str, mime_type: str, width: num, height: num }).optional(),
   snapshot: obj.optional().describe("Target index (targets with refs), or {unchanged: true, generation}"),
+  settled: bool.optional().describe("false: the page was still changing after the observation"),
   warnings: z.array(str).optional(),
 });
 
