@@ -9,6 +9,7 @@ import { resolveTarget } from "../../control/targeting.ts";
 import { ToolError } from "../../errors.ts";
 import type { RegionSpec } from "../../temporal/artifacts.ts";
 import { ms, type ResolvedRange } from "../../temporal/range.ts";
+import { anchorName } from "../../temporal/artifact_text.ts";
 import { signedMs } from "../../temporal/render/layout.ts";
 import type { Rect } from "../../vision/image.ts";
 import type { AppContext } from "../context.ts";
@@ -164,10 +165,8 @@ export async function resolveRegion(
 /** The instant an offset was given from, e.g. "interaction i3 +120 ms"; empty for a session-ms instant. */
 function fromAnchor(range: ResolvedRange): string {
   const a = range.anchor;
-  if (a.kind === "session_time" || a.kind === "timestamps") return "";
-  return `${a.kind.replace("latest_", "")}${a.id ? ` ${a.id}` : ""} ${
-    signedMs(ms(range.start_ns - a.at_ns))
-  }`;
+  if (a.kind === "session_time" || a.kind === "timestamps" || a.id === undefined) return "";
+  return `${anchorName(range)} ${signedMs(ms(range.start_ns - a.at_ns))}`;
 }
 
 export interface OnScreen extends OnScreenFrame {
@@ -216,8 +215,9 @@ export function onScreenText(shown: OnScreen, range: ResolvedRange): string {
 
 export function rangeText(range: ResolvedRange): string {
   const a = range.anchor;
+  const instantFrom = fromAnchor(range);
   const span = range.instant
-    ? `Instant ${range.start_ms} ms${fromAnchor(range) ? ` (${fromAnchor(range)})` : ""}`
+    ? `Instant ${range.start_ms} ms${instantFrom ? ` (${instantFrom})` : ""}`
     : `Range ${range.start_ms}–${range.end_ms} ms (${range.duration_ms} ms)`;
   return `${span} of page ${range.page_id}, session ${range.session_id}; anchor ${a.kind}${
     a.id ? ` ${a.id}` : ""
