@@ -1,6 +1,8 @@
-import type { PixelOps } from "../../../src/temporal/analysis.ts";
+import { analyzeEpoch, type PixelOps } from "../../../src/temporal/analysis.ts";
+import { splitEpochs } from "../../../src/temporal/frames.ts";
 import { kernelOps } from "../../../src/temporal/pixel_ops.ts";
 import { createImage, type Rect } from "../../../src/vision/image.ts";
+import { frameRow, MS } from "./frame_rows.ts";
 
 /** White 64×32 frames with dark rectangles (source pixels); the real difference kernels. */
 export function sceneOps(scenes: Map<number, Rect[]>): PixelOps {
@@ -20,4 +22,22 @@ export function sceneOps(scenes: Map<number, Rect[]>): PixelOps {
     }
     return img;
   });
+}
+
+/** An 8×8 square at xs[i] in frame i (100 ms apart; null: no square), analyzed around the anchor. */
+export function squareAnalysis(xs: Array<number | null>, anchorMs: number, fromAnchor = false) {
+  const frames = xs.map((_, i) => frameRow(i + 1, i * 100));
+  const scenes = new Map(frames.map((f, i) => {
+    const x = xs[i];
+    return [f.frame_id, x === null ? [] : [{ x, y: 12, width: 8, height: 8 }]];
+  }));
+  const [epoch] = splitEpochs(frames);
+  return analyzeEpoch({
+    epoch,
+    start_ns: epoch.start_ns,
+    end_ns: epoch.end_ns,
+    anchor_ns: anchorMs * MS,
+    gaps: [],
+    measure_from_anchor: fromAnchor,
+  }, sceneOps(scenes));
 }

@@ -1,7 +1,6 @@
 import { assert, assertEquals } from "../../assert.ts";
 import { frameRow, MS } from "./frame_rows.ts";
-import { analyzeEpoch, type FrameMeasure, type PixelOps } from "../../../src/temporal/analysis.ts";
-import { splitEpochs } from "../../../src/temporal/frames.ts";
+import type { FrameMeasure } from "../../../src/temporal/analysis.ts";
 import {
   prominentPeaks,
   type Selected,
@@ -10,8 +9,7 @@ import {
   type SelectionReason,
   trendChanges,
 } from "../../../src/temporal/selection.ts";
-import { createImage, type Rect } from "../../../src/vision/image.ts";
-import { kernelOps } from "../../../src/temporal/pixel_ops.ts";
+import { squareAnalysis } from "./scene_ops.ts";
 
 const CHANGE_REASONS: SelectionReason[] = [
   "first_change",
@@ -101,44 +99,9 @@ function story(): FrameMeasure[] {
   return specs.map((s, i) => measure(i, i * 100, s));
 }
 
-/** Synthetic pixels: white frames with dark rectangles (source pixels), real diff kernels. */
-function fakeOps(scenes: Map<number, Rect[]>): PixelOps {
-  return kernelOps((f, scale) => {
-    const w = Math.ceil(f.width / scale);
-    const h = Math.ceil(f.height / scale);
-    const img = createImage(w, h, [255, 255, 255]);
-    for (const r of scenes.get(f.frame_id) ?? []) {
-      for (let y = 0; y < h; y++) {
-        for (let x = 0; x < w; x++) {
-          const sx = x * scale;
-          const sy = y * scale;
-          if (sx >= r.x && sx < r.x + r.width && sy >= r.y && sy < r.y + r.height) {
-            img.data.set([20, 20, 20], (y * w + x) * 4);
-          }
-        }
-      }
-    }
-    return img;
-  });
-}
-
 /** Measures of a real analysis: an 8×8 dark square at xs[i] in frame i (64×32), frames 100 ms apart. */
 function analyzedSquare(xs: Array<number | null>, anchorMs = 0): FrameMeasure[] {
-  const frames = xs.map((_, i) => frame(i + 1, i * 100));
-  const scenes = new Map(
-    frames.map((f, i) => {
-      const x = xs[i];
-      return [f.frame_id, x === null ? [] : [{ x, y: 12, width: 8, height: 8 }]];
-    }),
-  );
-  const [epoch] = splitEpochs(frames);
-  return analyzeEpoch({
-    epoch,
-    start_ns: epoch.start_ns,
-    end_ns: epoch.end_ns,
-    anchor_ns: anchorMs * MS,
-    gaps: [],
-  }, fakeOps(scenes)).measures;
+  return squareAnalysis(xs, anchorMs).measures;
 }
 
 Deno.test("prominentPeaks: local maxima with prominence; ends are never peaks", () => {

@@ -4,9 +4,8 @@
  * where the motion settles.
  */
 import { assert, assertEquals } from "../../assert.ts";
-import { frameRow, MS } from "./frame_rows.ts";
-import { analyzeEpoch, type FrameMeasure } from "../../../src/temporal/analysis.ts";
-import { splitEpochs } from "../../../src/temporal/frames.ts";
+import { MS } from "./frame_rows.ts";
+import type { FrameMeasure } from "../../../src/temporal/analysis.ts";
 import {
   type LabelContext,
   MAX_LABEL_CHARS,
@@ -15,25 +14,7 @@ import {
   type SelectionReason,
 } from "../../../src/temporal/selection.ts";
 import { measure } from "../../../src/temporal/bundle.ts";
-import { sceneOps } from "./scene_ops.ts";
-
-/** An 8×8 square at xs[i] in frame i (100 ms apart; null: no square), analyzed around the anchor. */
-function squareAnalysis(xs: Array<number | null>, anchorMs: number, fromAnchor = false) {
-  const frames = xs.map((_, i) => frameRow(i + 1, i * 100));
-  const scenes = new Map(frames.map((f, i) => {
-    const x = xs[i];
-    return [f.frame_id, x === null ? [] : [{ x, y: 12, width: 8, height: 8 }]];
-  }));
-  const [epoch] = splitEpochs(frames);
-  return analyzeEpoch({
-    epoch,
-    start_ns: epoch.start_ns,
-    end_ns: epoch.end_ns,
-    anchor_ns: anchorMs * MS,
-    gaps: [],
-    measure_from_anchor: fromAnchor,
-  }, sceneOps(scenes));
-}
+import { squareAnalysis } from "./scene_ops.ts";
 
 function select(measures: FrameMeasure[], anchorMs: number, fromAnchor = false, maxTiles = 8) {
   return selectFrames({
