@@ -253,6 +253,31 @@ export function resolveWindow(
       page,
     );
   }
+  return resolved(
+    sessionId,
+    page,
+    anchor,
+    start,
+    end,
+    { start_ns: reqStart, end_ns: reqEnd },
+    complete,
+    warnings,
+    gaps,
+  );
+}
+
+/** The resolved range payload: the exact span with its ms forms, the anchor and what was asked. */
+function resolved(
+  sessionId: string,
+  page: string,
+  anchor: RangeAnchor,
+  start: number,
+  end: number,
+  requested: { start_ns: number; end_ns: number },
+  complete: boolean,
+  warnings: RangeWarning[],
+  gaps: GapSpan[],
+): ResolvedRange {
   return {
     resolved: true,
     session_id: sessionId,
@@ -263,7 +288,7 @@ export function resolveWindow(
     end_ms: ms(end),
     duration_ms: ms(end - start),
     anchor: { ...anchor, at_ms: ms(anchor.at_ns) },
-    requested: { start_ns: reqStart, end_ns: reqEnd },
+    requested,
     complete,
     warnings,
     gaps,
@@ -308,19 +333,17 @@ export function resolveInstant(
     );
   }
   return {
-    resolved: true,
-    session_id: sessionId,
-    page_id: page,
-    start_ns: atNs,
-    end_ns: atNs,
-    start_ms: ms(atNs),
-    end_ms: ms(atNs),
-    duration_ms: 0,
-    anchor: { ...anchor, at_ms: ms(anchor.at_ns) },
-    requested: { start_ns: atNs, end_ns: atNs },
-    complete: gaps.length === 0,
-    warnings,
-    gaps,
+    ...resolved(
+      sessionId,
+      page,
+      anchor,
+      atNs,
+      atNs,
+      { start_ns: atNs, end_ns: atNs },
+      gaps.length === 0,
+      warnings,
+      gaps,
+    ),
     instant: true,
   };
 }
