@@ -17,7 +17,7 @@ export function anchorName(range: ResolvedRange): string {
   return "range start";
 }
 
-export function epochNote(p: Prepared, a: EpochAnalysis): string {
+function epochNote(p: Prepared, a: EpochAnalysis): string {
   return p.epochs.length > 1
     ? `epoch ${a.epoch.index + 1} of ${p.epochs.length} (${a.epoch.width}x${a.epoch.height})`
     : `${a.epoch.width}x${a.epoch.height}`;
