@@ -61,7 +61,7 @@ export function profileInUseError(profileLabel: string, pid?: number): ToolError
  * A headed Chrome on Linux needs an X11 or Wayland display. Without one it exits at once with a
  * message about $DISPLAY, which would otherwise surface as a bare launch failure.
  */
-export function noDisplay(): ToolError {
+function noDisplay(): ToolError {
   return new ToolError({
     code: "display_unavailable",
     message: "A headed browser needs a display, and none is set (DISPLAY and WAYLAND_DISPLAY are empty).",
@@ -73,7 +73,7 @@ export function noDisplay(): ToolError {
 }
 
 /** Checked before a headed launch: on Linux a display must be named in the environment. */
-export function displayMissing(): boolean {
+function displayMissing(): boolean {
   if (Deno.build.os !== "linux") return false;
   return !Deno.env.get("DISPLAY") && !Deno.env.get("WAYLAND_DISPLAY");
 }

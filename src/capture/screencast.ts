@@ -143,17 +143,15 @@ export class ScreencastStream {
     }
 
     const meta = params.metadata;
-    const frame: LatestFrame = {
-      ordinal,
-      recvNs,
-      ...(meta.timestamp !== undefined
-        ? { stampMs: meta.timestamp * 1000, latencyMs: wallMs() - meta.timestamp * 1000 }
-        : {}),
-      data: params.data,
-    };
+    const frame: LatestFrame = { ordinal, recvNs, data: params.data };
+    if (meta.timestamp !== undefined) {
+      frame.stampMs = meta.timestamp * 1000;
+      frame.latencyMs = wallMs() - frame.stampMs;
+    }
     this.#recent.push(frame);
     if (this.#recent.length > RECENT_FRAMES) this.#recent.shift();
-    for (const wake of [...this.#frameWaiters]) wake();
+    // A waker only resolves its promise (its watch removes it later), so the set can be walked as is.
+    for (const wake of this.#frameWaiters) wake();
     const accepted = this.host.handoff({
       type: "frame",
       session_id: this.host.sessionId,

@@ -7,13 +7,8 @@ import {
 } from "../browser/input.ts";
 import { ToolError } from "../errors.ts";
 import { type ActionEnv, interact, usablePage } from "./interaction.ts";
-import {
-  hitTestedPoint,
-  pageForTarget,
-  type ResolvedTarget,
-  resolveTarget,
-  type TargetSpec,
-} from "./targeting.ts";
+import { pageForTarget, type ResolvedTarget, resolveTarget, type TargetSpec } from "./targeting.ts";
+import { pointOf } from "./pointer.ts";
 import type { ElementTarget } from "./element_action.ts";
 import type { PageTarget } from "../browser/targets.ts";
 import { hitText, inspectPoint, namedNode, type PointHit, settleHit } from "./hit.ts";
@@ -32,11 +27,9 @@ export async function click(env: ActionEnv, spec: TargetSpec, opts: ClickOptions
   const page = usablePage(pageForTarget(env.session, spec, pageId));
   await env.session.ensureVisible(page);
   const target = await resolveTarget(env.session, spec, page.id);
-  const point = target.kind === "point"
-    ? { x: target.x, y: target.y }
-    : await hitTestedPoint(page, target, "click");
+  const point = await pointOf(page, target, "click");
   // What the pointer lands on: always named for x/y; for a disabled element, to say nothing changed.
-  const hit = target.kind === "point" || ("disabled" in point && point.disabled)
+  const hit = target.kind === "point" || point.disabled
     ? await inspectPoint(page, point.x, point.y)
     : undefined;
   const params = {

@@ -35,7 +35,7 @@ export async function pointOf(
   target: ResolvedTarget,
   operation: string,
   role?: string,
-): Promise<Point> {
+): Promise<Point & { disabled?: boolean }> {
   return target.kind === "point"
     ? { x: target.x, y: target.y }
     : await hitTestedPoint(page, target, operation, role ? { role } : {});
