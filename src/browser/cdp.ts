@@ -1,6 +1,7 @@
 import type { ProtocolMapping } from "devtools-protocol/types/protocol-mapping.d.ts";
 import { ToolError } from "../errors.ts";
 import { LoopbackWebSocket } from "./websocket.ts";
+import { currentCallSignal, outsideCall } from "./call_signal.ts";
 
 export type Commands = ProtocolMapping.Commands;
 export type Events = ProtocolMapping.Events;
@@ -30,6 +31,17 @@ interface Message {
 const DEFAULT_COMMAND_TIMEOUT_MS = 30_000;
 const CONNECT_TIMEOUT_MS = 10_000;
 
+/** Why a command of a cancelled call was dropped: the canceller's own reason when it gave one. */
+function cancelledBy(signal: AbortSignal, method: string): ToolError {
+  if (signal.reason instanceof ToolError) return signal.reason;
+  return new ToolError({
+    code: "call_cancelled",
+    message: `${method} was not awaited: the tool call it belonged to was cancelled.`,
+    retry: "safe",
+    details: { method },
+  });
+}
+
 function disconnected(): ToolError {
   return new ToolError({
     code: "browser_disconnected",
@@ -56,8 +68,10 @@ export class CdpConnection {
 
   private constructor(socket: LoopbackWebSocket) {
     this.#socket = socket;
-    socket.onmessage = (text) => this.#onMessage(text);
-    socket.onclose = () => this.#onClose();
+    // The socket's callbacks inherit the context of the call that opened it; events and replies
+    // belong to no call, so nothing they start is cancelled with that call.
+    socket.onmessage = (text) => outsideCall(() => this.#onMessage(text));
+    socket.onclose = () => outsideCall(() => this.#onClose());
   }
 
   static async connect(webSocketUrl: string): Promise<CdpConnection> {
@@ -112,17 +126,29 @@ export class CdpConnection {
     for (const handler of this.#disconnectHandlers) handler();
   }
 
+  /**
+   * Sends one command. Inside a tool call (call_signal.ts) the call's cancellation rejects the
+   * command at once and stops waiting for its reply, so a call past its deadline does not go on
+   * through a chain of per-command timeouts, nor act on the page later.
+   */
   send<M extends keyof Commands>(
     method: M,
     params?: CommandParams<M>,
     sessionId?: string,
     timeoutMs = DEFAULT_COMMAND_TIMEOUT_MS,
   ): Promise<CommandResult<M>> {
+    const signal = currentCallSignal();
+    if (signal?.aborted) return Promise.reject(cancelledBy(signal, method));
     if (this.#closed || !this.#socket.open) return Promise.reject(disconnected());
     const id = ++this.#nextId;
     return new Promise<CommandResult<M>>((resolve, reject) => {
+      const settle = () => {
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", onAbort);
+      };
       const timer = setTimeout(() => {
         this.#pending.delete(id);
+        settle();
         reject(
           new ToolError({
             code: "cdp_timeout",
@@ -134,14 +160,20 @@ export class CdpConnection {
           }),
         );
       }, timeoutMs);
+      const onAbort = () => {
+        this.#pending.delete(id);
+        settle();
+        if (signal) reject(cancelledBy(signal, method));
+      };
+      signal?.addEventListener("abort", onAbort, { once: true });
       this.#pending.set(id, {
         method,
         resolve: (value) => {
-          clearTimeout(timer);
+          settle();
           resolve(value as CommandResult<M>);
         },
         reject: (err) => {
-          clearTimeout(timer);
+          settle();
           reject(err);
         },
       });

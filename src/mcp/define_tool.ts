@@ -4,6 +4,8 @@ import type { AppContext } from "./context.ts";
 import { errorOutput, type ToolOutput } from "./response.ts";
 import type { CapabilityName } from "./registry.ts";
 import { logger } from "../log.ts";
+import { withDeadline } from "./deadlines.ts";
+import { ownProtoPath } from "./own_proto.ts";
 
 const log = logger("mcp");
 
@@ -33,7 +35,10 @@ export interface Tool {
   input: z.ZodObject;
   output: z.ZodObject;
   annotations?: ToolAnnotations;
-  /** Validates strictly (unknown arguments fail before anything runs), then calls the handler. */
+  /**
+   * Validates strictly (unknown arguments fail before anything runs), then calls the handler under
+   * the tool's overall deadline (deadlines.ts).
+   */
   run(rawArgs: unknown, app: AppContext): Promise<ToolOutput>;
 }
 
@@ -55,6 +60,19 @@ export function invalidArguments(tool: string, error: z.ZodError): ToolError {
   });
 }
 
+/** An own `__proto__` key, refused as the strict schema refuses any unknown key (see own_proto.ts). */
+export function ownProtoArgument(tool: string, path: string): ToolError {
+  const problem = 'Unrecognized key: "__proto__"';
+  return new ToolError({
+    code: "invalid_arguments",
+    message: `Invalid arguments for ${tool}: ${path}: ${problem}.`,
+    retry: "never",
+    recovery: `Fix the arguments to match the ${tool} input schema from tools/list; nothing was run.`,
+    affected: { argument: path },
+    details: { issues: [{ path, problem }], omitted_issues: 0 },
+  });
+}
+
 /**
  * The client rejects a whole result whose structuredContent breaks the advertised outputSchema, so a
  * drift between a handler and its schema is logged here, where it can be traced to the tool.
@@ -71,6 +89,8 @@ function checkOutput(tool: string, schema: z.ZodObject, structured: Record<strin
 }
 
 export function defineTool<S extends z.ZodObject>(def: ToolDefinition<S>): Tool {
+  // A tool that takes page_id acts on one page, which a passed deadline probes (deadlines.ts).
+  const pageScoped = "page_id" in def.input.shape;
   return {
     name: def.name,
     capability: def.capability,
@@ -79,15 +99,21 @@ export function defineTool<S extends z.ZodObject>(def: ToolDefinition<S>): Tool 
     output: def.output,
     annotations: def.annotations,
     async run(rawArgs, app) {
+      const proto = ownProtoPath(rawArgs);
+      if (proto !== undefined) return errorOutput(ownProtoArgument(def.name, proto));
       const parsed = def.input.safeParse(rawArgs ?? {});
       if (!parsed.success) return errorOutput(invalidArguments(def.name, parsed.error));
-      try {
-        const out = await def.handler(parsed.data, app);
-        if (!out.isError) checkOutput(def.name, def.output, out.structured);
-        return out;
-      } catch (err) {
-        return errorOutput(asToolError(err));
-      }
+      const args = parsed.data as Record<string, unknown>;
+      const out = await withDeadline(def.name, args, app, pageScoped, async () => {
+        try {
+          return await def.handler(parsed.data, app);
+        } catch (err) {
+          return errorOutput(asToolError(err));
+        }
+      });
+      if (out instanceof ToolError) return errorOutput(out);
+      if (!out.isError) checkOutput(def.name, def.output, out.structured);
+      return out;
     },
   };
 }

@@ -1,0 +1,28 @@
+import { AsyncLocalStorage } from "node:async_hooks";
+
+/**
+ * The cancellation signal of the tool call whose work is running, carried by async context so
+ * every CDP send a handler makes (however deep, through whichever module) can be cancelled when
+ * the call's deadline passes, without threading a parameter through every function. A lower layer
+ * cannot import mcp/, so the scope lives here and mcp/deadlines.ts enters it.
+ */
+const scope = new AsyncLocalStorage<AbortSignal>();
+
+/** Runs `work` as part of a call cancelled by `signal` (nested calls, e.g. batch steps, chain). */
+export function runInCall<T>(signal: AbortSignal, work: () => T): T {
+  const outer = scope.getStore();
+  return scope.run(outer ? AbortSignal.any([outer, signal]) : signal, work);
+}
+
+/**
+ * Runs `work` outside any call: CDP event listeners (their context is whichever call opened the
+ * socket) and the deadline's own probe must not be cancelled with a call that timed out.
+ */
+export function outsideCall<T>(work: () => T): T {
+  return scope.exit(work);
+}
+
+/** The signal of the call this code runs for, if any. */
+export function currentCallSignal(): AbortSignal | undefined {
+  return scope.getStore();
+}
