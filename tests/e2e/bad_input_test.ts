@@ -1,5 +1,15 @@
-import { assert, assertEquals } from "../assert.ts";
+import { assert, assertEquals, assertMatch } from "../assert.ts";
 import { e2e, refOf, structured, type ToolResult, withServer } from "./harness.ts";
+import {
+  closedPagesAndConflicts,
+  type ListedTool,
+  malformedUris,
+  protoCases,
+  recordOutgoing,
+  runCases,
+  unknownPageCases,
+  unknownRangePageCases,
+} from "./bad_input_boundaries.ts";
 
 type Schema = {
   type?: string;
@@ -166,6 +176,33 @@ Deno.test({
         { tool: "press_keys", label: "unknown key", args: {}, expectCode: "invalid_argument" },
         await server.call("press_keys", { keys: "Hyper+Q" }),
       );
+
+      // Exact boundaries: page ids that never existed, pages that closed, conflicts, broken URIs.
+      const listed = tools as unknown as ListedTool[];
+      const pageCases = [...unknownPageCases(listed), ...unknownRangePageCases(listed)];
+      assert(
+        pageCases.length >= 30,
+        `unknown-page cases for every page_id and range tool (${pageCases.length})`,
+      );
+      await runCases(server, pageCases, assertStructuredError);
+      await closedPagesAndConflicts(server, assertStructuredError, site.origin);
+      assertEquals(await malformedUris(server), 5);
+
+      // An own __proto__ key is an unknown argument like any other; the client must send it as built.
+      const outgoing = recordOutgoing(server);
+      const requiredOf = (t: ListedTool) =>
+        Object.fromEntries((t.inputSchema.required ?? []).map((name) => [name, REQUIRED_VALUES[name]]));
+      for (const c of protoCases(listed, requiredOf)) {
+        const result = await server.call(c.tool, c.args);
+        const sent = outgoing.findLast((m) => m.includes('"tools/call"')) ?? "";
+        assert(sent.includes('"__proto__":1'), `${c.tool}: the client sent the __proto__ key`);
+        assertStructuredError(c, result);
+        assertMatch(
+          String((result.structuredContent?.error as { message?: string }).message),
+          /__proto__/,
+          `${c.tool}: names the key`,
+        );
+      }
 
       // Nothing was lost: the same session still runs and acts.
       const status = structured(await server.call("browser_status"));

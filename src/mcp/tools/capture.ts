@@ -6,7 +6,8 @@ import { defineTool } from "../define_tool.ts";
 import { OUTPUT_SCHEMAS } from "../output_schemas.ts";
 import { output, withoutShared } from "../response.ts";
 import { inlineImages, pageId } from "../schemas.ts";
-import { resolveSession, sessionId } from "./sessions.ts";
+import { conflictingArguments } from "./arg_conflicts.ts";
+import { assertSessionPage, resolveSession, sessionId } from "./sessions.ts";
 import { optionalRange, rangeFields } from "./temporal_args.ts";
 import { onScreenAt, onScreenText } from "./temporal_region.ts";
 
@@ -30,6 +31,18 @@ export const captureTools = [
     annotations: { readOnlyHint: true },
     handler: async (args, app) => {
       const { range, session } = await optionalRange(app, args, { instant: "allow" });
+      if (args.page_id !== undefined) {
+        assertSessionPage(app, session, args.page_id, "page_id");
+        // The range already names its page; a different page_id would list frames outside what it resolved.
+        if (range && range.page_id !== args.page_id) {
+          throw conflictingArguments(
+            "page_id",
+            "range",
+            `page_id is ${args.page_id} but the range resolved on page ${range.page_id}.`,
+            `Drop page_id to list the range's own page, or put page_id: "${args.page_id}" inside a time range ({start_ms, end_ms, page_id}).`,
+          );
+        }
+      }
       const pageFilter = args.page_id ?? range?.page_id;
       const offset = args.offset ?? 0;
       const limit = args.max_frames ?? LIST_DEFAULT;

@@ -4,6 +4,7 @@ import { defineTool } from "../define_tool.ts";
 import { OUTPUT_SCHEMAS } from "../output_schemas.ts";
 import { output } from "../response.ts";
 import { pageId } from "../schemas.ts";
+import { assertSessionPage } from "./sessions.ts";
 import { optionalRange, rangeFields } from "./temporal_args.ts";
 
 const LIMIT = 200;
@@ -37,6 +38,7 @@ export const eventTools = [
     handler: async (args, app) => {
       // Without a range, the whole session; with one, everything inside it, on any page unless page_id says.
       const { range, session } = await optionalRange(app, args);
+      if (args.page_id !== undefined) assertSessionPage(app, session, args.page_id, "page_id");
       const startNs = range?.start_ns;
       const endNs = range?.end_ns;
       const offset = args.offset ?? 0;

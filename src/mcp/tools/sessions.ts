@@ -27,3 +27,28 @@ export async function resolveSession(app: AppContext, requested?: string): Promi
   }
   return id;
 }
+
+/**
+ * A page id a session-scoped query names must be a page that session had, open or since closed:
+ * filtering by a page that never existed would answer with an empty success that looks like "nothing
+ * happened there". The live session's pages count even before their first row reaches the index.
+ */
+export function assertSessionPage(app: AppContext, session: string, pageId: string, argument: string): void {
+  const live = app.browsers.current;
+  if (live && live.id === session && live.pages.has(pageId)) return;
+  const row = app.recorder.reader().prepare(
+    "SELECT 1 AS found FROM targets WHERE session_id = ? AND page_id = ?",
+  )
+    .get(session, pageId);
+  if (row) return;
+  const shown = JSON.stringify(pageId.slice(0, 16));
+  throw new ToolError({
+    code: "page_not_found",
+    message: `Session ${session} never had a page ${shown} (${argument}).`,
+    retry: "never",
+    recovery: live && live.id === session
+      ? "Call list_pages for the open page ids, or omit page_id for every page."
+      : "Omit page_id for every page, or take a page id from this session's list_source_frames.",
+    affected: { session_id: session, page_id: pageId.slice(0, 16), argument },
+  });
+}

@@ -6,6 +6,7 @@ import {
   differenceMap,
   motionHistory,
   regionFilmstrip,
+  type RegionSpec,
   storyboard,
 } from "../../temporal/artifacts.ts";
 import { buildBundle, type BundleResult, ID_LIMITS, measure } from "../../temporal/bundle.ts";
@@ -20,6 +21,7 @@ import { defineTool } from "../define_tool.ts";
 import { OUTPUT_SCHEMAS } from "../output_schemas.ts";
 import { output, type ToolOutput } from "../response.ts";
 import { detail, inlineImages } from "../schemas.ts";
+import { conflictingArguments } from "./arg_conflicts.ts";
 import { artifactEnv, pendingTailMs, rangeFields, rangeOf } from "./temporal_args.ts";
 import { captureQuality, rangeText, regionArg, resolveRegion } from "./temporal_region.ts";
 
@@ -250,7 +252,17 @@ export const temporalTools = [
           affected: { argument: "region" },
         });
       }
-      return await artifactsOutput(app, range, generators, args);
+      // Checked whether or not a generator uses it: a frame id or ref that names nothing is an error either way.
+      const region = args.region ? await resolveRegion(app, range, args.region) : undefined;
+      if (region && !wantsRegion) {
+        throw conflictingArguments(
+          "region",
+          "generators",
+          `region is used only by region_filmstrip, and generators are ${generators.join(", ")}.`,
+          'Add "region_filmstrip" to generators, or drop region.',
+        );
+      }
+      return await artifactsOutput(app, range, generators, { ...args, region });
     },
   }),
   defineTool({
@@ -268,7 +280,8 @@ export const temporalTools = [
     annotations: { readOnlyHint: true },
     handler: async (args, app) => {
       const range = await settledRange(app, args);
-      return await artifactsOutput(app, range, ["region_filmstrip"], args);
+      const region = await resolveRegion(app, range, args.region);
+      return await artifactsOutput(app, range, ["region_filmstrip"], { ...args, region });
     },
   }),
 ];
@@ -280,7 +293,7 @@ async function artifactsOutput(
   range: ResolvedRange,
   generators: Generator[],
   args: {
-    region?: z.infer<typeof regionArg>;
+    region?: RegionSpec;
     epochs?: "anchor" | "all";
     max_tiles?: number;
     noise_floor?: number;
@@ -308,8 +321,8 @@ async function artifactsOutput(
       }
     }
   }
-  if (generators.includes("region_filmstrip") && args.region) {
-    const region = await resolveRegion(app, range, args.region);
+  const region = args.region;
+  if (generators.includes("region_filmstrip") && region) {
     const p = prepareRange(env.db, range, env.ops, env.cache, {
       epochs,
       noise_floor: args.noise_floor,

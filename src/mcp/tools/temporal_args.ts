@@ -12,7 +12,8 @@ import { type LiveView, resolveRange, revalidateRange } from "../../temporal/ran
 import { encodePng } from "../../vision/png.ts";
 import type { AppContext } from "../context.ts";
 import { advertiseAs } from "../schema_compact.ts";
-import { resolveSession, sessionId } from "./sessions.ts";
+import { conflictingArguments } from "./arg_conflicts.ts";
+import { assertSessionPage, resolveSession, sessionId } from "./sessions.ts";
 
 const msValue = z.number().min(0).max(1e9);
 const contextMs = z.number().min(0).max(600_000);
@@ -150,11 +151,13 @@ async function anyRangeOf(app: AppContext, args: RangeArgs): Promise<ResolvedRan
   }
   if (args.range_handle) {
     await app.recorder.flush();
-    return app.temporal.handles.get(args.range_handle);
+    return sameSession(args, app.temporal.handles.get(args.range_handle), "range_handle");
   }
   const range = args.range;
   if (range && "resolved" in range) {
+    sameSession(args, range, "range");
     const session = await resolveSession(app, range.session_id);
+    assertSessionPage(app, session, range.page_id, "range.page_id");
     const anchor = echoedAnchor.safeParse(range.anchor);
     const requested = echoedRequest.safeParse(range.requested);
     return revalidateRange(app.recorder.reader(), {
@@ -168,8 +171,22 @@ async function anyRangeOf(app: AppContext, args: RangeArgs): Promise<ResolvedRan
     }, liveView(app, session));
   }
   const session = await resolveSession(app, args.session_id);
+  if (range?.page_id !== undefined) assertSessionPage(app, session, range.page_id, "range.page_id");
   const request = range ?? (args.interaction_id ? { interaction_id: args.interaction_id } : {});
   return resolveRange(app.recorder.reader(), session, request, liveView(app, session));
+}
+
+/** A range handle or echoed range names its session; a different session_id beside it cannot both hold. */
+function sameSession<T extends { session_id: string }>(args: RangeArgs, range: T, form: string): T {
+  if (args.session_id !== undefined && args.session_id !== range.session_id) {
+    throw conflictingArguments(
+      "session_id",
+      form,
+      `session_id is ${args.session_id.slice(0, 64)} but the ${form} belongs to session ${range.session_id}.`,
+      `Drop session_id: the ${form} already names its session.`,
+    );
+  }
+  return range;
 }
 
 /** A range when the caller gave one (else the whole session), and the session either way. */
