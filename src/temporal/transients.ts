@@ -14,13 +14,23 @@ export const MIN_STATE_MS = 30;
  * A look held briefly that lies between what it replaced and what replaced it (a moving thing caught
  * mid-way by an uneven capture) is passing motion, not a state; held this long it is a stop.
  */
-const PASSING_MS = 90;
+export const PASSING_MS = 90;
 /**
  * In a region that changed this often (a motion captured unevenly, say), only looks held markedly
- * longer than its typical one (the lower median) are states.
+ * longer than its typical one (the lower median) are states, unless the look is a turning point.
+ * A loaded machine paints sparsely, so every look of a motion is held long and a real stop does not
+ * stand out by duration alone; a reversal's extreme still stands out by not lying between its
+ * neighbours.
  */
 const BUSY_EPISODES = 6;
 const BUSY_FACTOR = 1.5;
+/**
+ * A look is a turning point when what replaced it is clearly nearer to what it replaced than the look
+ * was to either: the change went one way and came back (a reversal, a flash).
+ */
+const TURNING_RATIO = 0.9;
+/** A look whose neighbours differ from each other by more than this many times its own change lies between them. */
+const BETWEEN_RATIO = 1.2;
 
 export interface TransientState {
   /** Indices into the analysis' measures: the frame first showing the look, and the one replacing it. */
@@ -40,6 +50,8 @@ export interface RegionTimeline {
   first_change_ms: number;
   last_change_ms: number;
   states: TransientState[];
+  /** In a busy region, how long a look that is not a turning point must be held to be a state. */
+  busy_min_ms: number | null;
 }
 
 function hasCell(bits: Uint8Array, k: number): boolean {
@@ -92,23 +104,23 @@ export function regionTimelines(a: EpochAnalysis, regions: ChangeRegion[], from:
       if (last && at(k) - at(last.end) < MIN_STATE_MS) last.end = k;
       else episodes.push({ start: k, end: k });
     }
-    let states: TransientState[] = [];
+    const states: TransientState[] = [];
     for (let j = 0; j + 1 < episodes.length; j++) {
       const shown = episodes[j].end;
       const replaced = episodes[j + 1].start;
       const entered_from = episodes[j].start - 1;
       states.push({ shown, replaced, entered_from, appeared_ms: at(shown), replaced_ms: at(replaced) });
     }
-    if (episodes.length >= BUSY_EPISODES) {
-      const typical = lowerMedian(states.map((s) => s.replaced_ms - s.appeared_ms));
-      states = states.filter((s) => s.replaced_ms - s.appeared_ms >= BUSY_FACTOR * typical);
-    }
+    const busy_min_ms = episodes.length >= BUSY_EPISODES
+      ? BUSY_FACTOR * lowerMedian(states.map((s) => s.replaced_ms - s.appeared_ms))
+      : null;
     out.push({
       region: region.bounds,
       changes: episodes.length,
       first_change_ms: at(episodes[0].start),
       last_change_ms: at(episodes[episodes.length - 1].end),
       states,
+      busy_min_ms,
     });
   }
   return out;
@@ -270,11 +282,15 @@ export function describeTransients(
       const look = decode(st.shown);
       const next = decode(st.replaced);
       const apart = lookApart(look, next, rect, a.noise_floor, beforeImage);
-      if (st.replaced_ms - st.appeared_ms < PASSING_MS) {
+      const held = st.replaced_ms - st.appeared_ms;
+      const busy = t.busy_min_ms !== null && held < t.busy_min_ms;
+      if (held < PASSING_MS || busy) {
         const prev = decode(st.entered_from);
         const came = lookApart(prev, look, rect, a.noise_floor).pixels;
         const across = lookApart(prev, next, rect, a.noise_floor).pixels;
-        if (across > 1.2 * Math.max(came, apart.pixels)) continue;
+        const widest = Math.max(came, apart.pixels);
+        if (held < PASSING_MS && across > BETWEEN_RATIO * widest) continue;
+        if (busy && across >= TURNING_RATIO * widest) continue;
       }
       const final = lookApart(look, finalImage, rect, a.noise_floor);
       states.push({

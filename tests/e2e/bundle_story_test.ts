@@ -8,7 +8,14 @@ import { signedMs } from "../../src/temporal/render/layout.ts";
 import { decodeJpeg } from "../../src/vision/jpeg_decode.ts";
 import type { RgbaImage } from "../../src/vision/image.ts";
 import { e2e, type ServerHandle, structured, textOf, withServer } from "./harness.ts";
-import { extremesBeforeReturn, type ReversalParams, runReversal, showsReversal } from "./reversal_flow.ts";
+import { PASSING_MS } from "../../src/temporal/transients.ts";
+import {
+  extremesBeforeReturn,
+  heldExtremesBeforeReturn,
+  type ReversalParams,
+  runReversal,
+  showsReversal,
+} from "./reversal_flow.ts";
 
 interface Rect {
   x: number;
@@ -169,12 +176,18 @@ Deno.test({
     withServer(async (server, site) => {
       const p: ReversalParams = { dist: 480, hold: 150, back: 40, away: 150 };
       // A 40 px step back is too small a turn of the path of change to be a turning point on its own.
-      // The capture itself can miss a short excursion on a loaded machine; only runs whose source
-      // frames show the reversal can be asked to show it, and one of three must.
+      // The capture itself can miss a short excursion on a loaded machine, or paint the 150 ms hold
+      // late and catch the extreme only in passing: only runs whose source frames show the extreme
+      // held (as long as the bundle needs to tell a stop from passing motion), then the return, can be
+      // asked to show it as a state. Under heavy load about half the runs qualify; one of eight must.
       let judged = 0;
-      for (let attempt = 0; attempt < 3 && judged === 0; attempt++) {
+      for (let attempt = 0; attempt < 8 && judged === 0; attempt++) {
         const run = await runReversal(server, site.origin, p);
-        if (!showsReversal(run.source, p)) continue;
+        if (
+          !showsReversal(run.source, p) || heldExtremesBeforeReturn(run.source, p, PASSING_MS).length === 0
+        ) {
+          continue;
+        }
         judged++;
         assert(
           showsReversal(run.tiles, p),
@@ -192,6 +205,6 @@ Deno.test({
           `the header says it in words:\n${run.text}`,
         );
       }
-      assertEquals(judged, 1, "a run whose source frames show the reversal");
+      assertEquals(judged, 1, "a run whose source frames show the extreme held, then the return");
     }, { browser: { headless: true } }),
 });

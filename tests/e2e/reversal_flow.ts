@@ -31,6 +31,8 @@ export interface ReversalRun {
 
 /** Decoding at 1/4 scale puts the panel's left edge on a 4 px grid; this covers that and easing. */
 const TOLERANCE_PX = 12;
+/** Two frames whose panel offsets are this close show one look (the 1/4-scale decoding grid). */
+const HELD_PX = 4;
 const SCALE = 4;
 
 /** The panel's left edge as an offset from where it starts (left 40 px), read on its middle row. */
@@ -66,6 +68,25 @@ export function extremesBeforeReturn(frames: PanelFrame[], p: ReversalParams): P
   return frames.filter((a) =>
     isExtreme(a.x, p) && frames.some((b) => b.x !== null && b.x <= p.dist - p.back / 2 && b.paint > a.paint)
   );
+}
+
+/**
+ * Extremes before the return that the capture shows held: the look stays (within a few pixels) for at
+ * least `minMs` of paint time. A frame caught at the extreme only in passing (Chrome painted the hold
+ * late or not at all, as a loaded machine does) is motion, and no bundle can honestly call it a state.
+ */
+export function heldExtremesBeforeReturn(
+  frames: PanelFrame[],
+  p: ReversalParams,
+  minMs: number,
+): PanelFrame[] {
+  return extremesBeforeReturn(frames, p).filter((a) => {
+    const i = frames.indexOf(a);
+    const next = frames.slice(i + 1).find((b) =>
+      b.x === null || a.x === null || Math.abs(b.x - a.x) > HELD_PX
+    );
+    return next !== undefined && (next.paint - a.paint) * 1000 >= minMs;
+  });
 }
 
 export function isExtreme(x: number | null, p: ReversalParams): boolean {

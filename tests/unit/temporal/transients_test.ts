@@ -149,3 +149,51 @@ Deno.test("describeTransients: a moving thing caught mid-way is passing motion; 
   const states = describeTransients(stopping.a, [s], stopping.decode).transient_states;
   assertEquals(states.map((x) => [x.appeared_ms, x.replaced_ms]), [[140, 340]]);
 });
+
+Deno.test("describeTransients: in a busy region painted sparsely, a reversal's held extreme is still a state", () => {
+  // A loaded machine's capture of fixtures/site/reversal.html (paint ms, panel offset px; 1/8 scale):
+  // forward to 480, held 150 ms, back to 440, forward to rest at 480; then a last small repaint as the
+  // animation ends. Every look is held long, so the hold does not stand out by duration.
+  const seq: Array<[number, number]> = [
+    [0, 0],
+    [200, 0],
+    [233, 0],
+    [283, 0],
+    [300, 44],
+    [367, 200],
+    [383, 236],
+    [533, 460],
+    [550, 472],
+    [633, 480],
+    [783, 440],
+    [917, 456],
+    [1033, 480],
+    [1233, 480],
+    [1250, 480],
+  ];
+  const frames = seq.map(([t], i) => frameRow(i + 1, t, 128, 32));
+  const ops = sceneOps(
+    new Map(frames.map((f, i) => [f.frame_id, [
+      { x: 5 + seq[i][1] / 8, y: 8, width: 20, height: 16 },
+      ...(i >= 13 ? [{ x: 70, y: 26, width: 2, height: 2 }] : []),
+    ]])),
+  );
+  const [epoch] = splitEpochs(frames);
+  const a = analyzeEpoch(
+    { epoch, start_ns: epoch.start_ns, end_ns: epoch.end_ns, anchor_ns: 0, gaps: [] },
+    ops,
+  );
+  const timelines = regionTimelines(a, changeRegions(a.change, a.scale), 0);
+  assert(timelines.some((t) => t.busy_min_ms !== null), "the reversal's region is busy");
+  const states = describeTransients(a, timelines, (k) => ops.decode(a.measures[k].frame, a.scale))
+    .transient_states.map((s) => [s.frame_id, s.appeared_ms, s.replaced_ms]);
+  assert(
+    states.some(([id]) => id === 10),
+    `the extreme (frame 10, 633–783 ms) is a state: ${JSON.stringify(states)}`,
+  );
+  assert(
+    states.some(([id]) => id === 11),
+    `so is the step back it turned at (frame 11): ${JSON.stringify(states)}`,
+  );
+  assert(!states.some(([id]) => id === 12 || id === 9), `passing looks are not: ${JSON.stringify(states)}`);
+});
