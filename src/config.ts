@@ -1,4 +1,4 @@
-import { join } from "node:path";
+import { isAbsolute, join } from "node:path";
 import { homedir } from "node:os";
 
 /** Everything the process reads from its environment, read once and frozen. */
@@ -10,6 +10,10 @@ export interface Config {
   readonly chromeSource?: "KROMETRAIL_CHROME" | "CHROME_BIN";
   readonly headless: boolean;
   readonly logLevel: "debug" | "info" | "warning" | "error";
+  /** KROMETRAIL_ALLOW_FILE_URLS=0 refuses file:// in navigate_page and create_page. */
+  readonly allowFileUrls: boolean;
+  /** KROMETRAIL_UPLOAD_ROOT: the base relative upload paths resolve against (not a containment root). */
+  readonly uploadRoot?: string;
 }
 
 const DEFAULT_BUDGET = 10_000_000_000;
@@ -31,7 +35,37 @@ function nonNegativeInt(name: string, raw: string | undefined, fallback: number)
   return value;
 }
 
-export function loadConfig(env: (k: string) => string | undefined = (k) => Deno.env.get(k)): Config {
+function flag(name: string, raw: string | undefined, fallback: boolean): boolean {
+  if (raw === undefined || raw.trim() === "") return fallback;
+  const v = raw.trim().toLowerCase();
+  if (v === "1" || v === "true") return true;
+  if (v === "0" || v === "false") return false;
+  throw new Error(`${name} must be 0 or 1 (or false/true), got ${JSON.stringify(raw)}`);
+}
+
+function absoluteDir(name: string, raw: string | undefined): string | undefined {
+  if (raw === undefined || raw.trim() === "") return undefined;
+  // A relative base would quietly depend on the cwd the MCP client happened to start us in.
+  if (!isAbsolute(raw)) throw new Error(`${name} must be an absolute path, got ${JSON.stringify(raw)}`);
+  return raw;
+}
+
+let processConfig: Config | undefined;
+
+/**
+ * The configuration the process loaded from its own environment (loadConfig with no argument), for
+ * the few lower layers that need a setting but are not handed the AppContext.
+ */
+export function currentConfig(): Config {
+  return processConfig ?? loadConfig();
+}
+
+export function loadConfig(env?: (k: string) => string | undefined): Config {
+  if (env === undefined) return (processConfig = readConfig((k) => Deno.env.get(k)));
+  return readConfig(env);
+}
+
+function readConfig(env: (k: string) => string | undefined): Config {
   const kromeChrome = env("KROMETRAIL_CHROME");
   const chromeBin = env("CHROME_BIN");
   const level = env("KROMETRAIL_LOG_LEVEL");
@@ -51,5 +85,7 @@ export function loadConfig(env: (k: string) => string | undefined = (k) => Deno.
     chromeSource: kromeChrome ? "KROMETRAIL_CHROME" : chromeBin ? "CHROME_BIN" : undefined,
     headless: env("KROMETRAIL_HEADLESS") === "1" || env("KROMETRAIL_HEADLESS") === "true",
     logLevel: level === "debug" || level === "warning" || level === "error" ? level : "info",
+    allowFileUrls: flag("KROMETRAIL_ALLOW_FILE_URLS", env("KROMETRAIL_ALLOW_FILE_URLS"), true),
+    uploadRoot: absoluteDir("KROMETRAIL_UPLOAD_ROOT", env("KROMETRAIL_UPLOAD_ROOT")),
   });
 }

@@ -1,7 +1,7 @@
 import type { Protocol } from "devtools-protocol";
 import type { BrowserSession } from "./session.ts";
 import type { PageTarget } from "./targets.ts";
-import { sanitizeStackFunction, sanitizeText, sanitizeUrl } from "./privacy.ts";
+import { sanitizeConsoleArgs, sanitizeStackFunction, sanitizeText, sanitizeUrl } from "./privacy.ts";
 
 export type EventKind =
   | "console"
@@ -129,7 +129,7 @@ export function recordBrowserEvents(session: BrowserSession, emit: EventSink): (
     }));
   const offs = [
     session.onPageEvent("Runtime.consoleAPICalled", (page, p) => {
-      const text = sanitizeText(p.args.map(describeArg).join(" "));
+      const text = sanitizeConsoleArgs(p.args.map(describeArg));
       emit(row(page, "console", {
         interaction_id: session.interactions.at(p.timestamp) ?? null,
         level: p.type,

@@ -23,6 +23,7 @@
 import { ELLIPSIS, REDACTED } from "./privacy_placeholders.ts";
 import { fitBytes, scanCut, stripControls, truncateUtf8 } from "./privacy_bounds.ts";
 import { redact } from "./privacy_scan.ts";
+import { isBenignValue, isSensitiveKey } from "./privacy_keys.ts";
 
 export interface SanitizedText {
   text: string;
@@ -80,6 +81,30 @@ export function sanitizeText(input: string, limitBytes: number = DEFAULT_TEXT_LI
   } catch {
     return { text: fitBytes(REDACTED, limit), redactions: 1, truncated: false };
   }
+}
+
+/** An argument that is only a key, or text ending in one: "token", "password:", "my api_key =". */
+const KEY_ARGUMENT =
+  /(?:^|[\s(])["'\x60]?([A-Za-z_$][A-Za-z0-9_.$-]{0,63})["'\x60]?[ \t]*(?::|=|\bis)?[ \t]*$/;
+
+/**
+ * Console arguments joined with spaces, as the console shows them, then sanitized. An argument that
+ * ends with a sensitive key hides the whole next argument (`console.log("token", t)`), whatever it
+ * looks like: the pairing, not the value's shape, says it is a secret.
+ */
+export function sanitizeConsoleArgs(
+  args: string[],
+  limitBytes: number = DEFAULT_TEXT_LIMIT_BYTES,
+): SanitizedText {
+  let paired = 0;
+  const parts = args.map((arg, i) => {
+    const key = i > 0 ? KEY_ARGUMENT.exec(args[i - 1].slice(-80))?.[1] : undefined;
+    if (key === undefined || !isSensitiveKey(key) || isBenignValue(arg.trim())) return arg;
+    paired++;
+    return REDACTED;
+  });
+  const text = sanitizeText(parts.join(" "), limitBytes);
+  return { ...text, redactions: text.redactions + paired };
 }
 
 /** Stack-frame function names: same rules, on one line, bounded to 120 bytes. */

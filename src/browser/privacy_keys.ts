@@ -11,6 +11,7 @@ const SENSITIVE_WORDS = new Set([
   "password",
   "passwd",
   "pwd",
+  "pw",
   "passphrase",
   "secret",
   "secrets",
@@ -126,7 +127,8 @@ export const HEADER_KEYS = new Set(["cookie", "set-cookie", "authorization", "pr
 const AUTH_SCHEME = /^(?:bearer|basic|digest|token|negotiate|ntlm|bot)[ \t]+/i;
 
 /** Cheap pre-check: every sensitive key contains one of these, and most keys contain none. */
-const SENSITIVE_HINT = /pass|pwd|secret|token|auth|cookie|sess|sid|jwt|bearer|credential|key|signature|otp/i;
+const SENSITIVE_HINT =
+  /pass|pwd|pw|secret|token|auth|cookie|sess|sid|jwt|bearer|credential|key|signature|otp/i;
 
 export function isSensitiveKey(key: string): boolean {
   if (!SENSITIVE_HINT.test(key)) return false;
@@ -147,6 +149,112 @@ export function isSensitiveKey(key: string): boolean {
       (prev !== "" && SENSITIVE_WORDS.has(prev + w)) ||
       (prev === "set" && w === "cookie");
   });
+}
+
+/** Nouns that name a credential itself, so prose like "password is X" or "pw X" puts the value next. */
+const CREDENTIAL_NOUNS = new Set([
+  "password",
+  "passwd",
+  "pwd",
+  "pw",
+  "passphrase",
+  "secret",
+  "token",
+  "apikey",
+  "otp",
+]);
+
+/**
+ * A key that may be followed by its value with only a space or "is" between (`password is X`, `pw X`,
+ * and `console.log("token", X)` once its arguments are joined): a sensitive key whose last word names
+ * the credential. Narrower than isSensitiveKey, since prose ("session 4 started", "auth failed") uses
+ * the other sensitive words without a value after them.
+ */
+export function isSpokenKey(key: string): boolean {
+  if (!isSensitiveKey(key)) return false;
+  const words = key.replace(/([a-z0-9])([A-Z])/g, "$1 $2").toLowerCase().split(/[^a-z0-9]+/).filter((w) => w);
+  const last = words.at(-1) ?? "";
+  return CREDENTIAL_NOUNS.has(last) || (words.at(-2) === "api" && last === "key") ||
+    SENSITIVE_SUFFIXES.some((x) => last.length > x.length && last.endsWith(x));
+}
+
+/** Words that follow "password is" in messages about a password rather than in front of one. */
+const STATUS_WORDS = new Set([
+  "a",
+  "an",
+  "the",
+  "not",
+  "now",
+  "still",
+  "also",
+  "already",
+  "being",
+  "too",
+  "very",
+  "no",
+  "ok",
+  "okay",
+  "required",
+  "needed",
+  "missing",
+  "empty",
+  "blank",
+  "unset",
+  "set",
+  "incorrect",
+  "invalid",
+  "wrong",
+  "correct",
+  "valid",
+  "expired",
+  "revoked",
+  "changed",
+  "updated",
+  "reset",
+  "saved",
+  "stored",
+  "accepted",
+  "rejected",
+  "weak",
+  "strong",
+  "short",
+  "long",
+  "present",
+  "absent",
+  "hidden",
+  "masked",
+  "redacted",
+  "optional",
+  "mandatory",
+  "disabled",
+  "enabled",
+  "available",
+  "unavailable",
+  "pending",
+  "stale",
+  "fresh",
+  "refreshed",
+  "generated",
+  "sent",
+  "received",
+  "used",
+  "unused",
+  "known",
+  "unknown",
+  "mismatched",
+]);
+
+/**
+ * Whether the unquoted word after a spoken key is its value. After "is"/"was" anything but a status
+ * word is; with only a space between, it must look made up (a digit, a symbol, inner capitals, or 16+
+ * chars), since "token refresh" and "password field" are prose.
+ */
+export function isSpokenValue(raw: string, connected: boolean): boolean {
+  const word = raw.replace(/[.,;:!?)]+$/, "");
+  // An operator (`secret = '<redacted>'` on a later pass) is not a value.
+  if (!/[A-Za-z0-9]/.test(word) || isBenignValue(word) || STATUS_WORDS.has(word.toLowerCase())) return false;
+  if (connected) return true;
+  return /[0-9]/.test(word) || /[^A-Za-z]/.test(word) || /.[A-Z]/.test(word) || word.length >= 16;
 }
 
 /** Values worth seeing while debugging auth, which are not secrets themselves. */

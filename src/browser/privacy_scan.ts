@@ -3,7 +3,14 @@
  * one combined regex finds the next position where any rule might apply.
  */
 
-import { HEADER_KEYS, isBenignValue, isSensitiveKey, readValue } from "./privacy_keys.ts";
+import {
+  HEADER_KEYS,
+  isBenignValue,
+  isSensitiveKey,
+  isSpokenKey,
+  isSpokenValue,
+  readValue,
+} from "./privacy_keys.ts";
 import { PLACEHOLDER_SRC, REDACTED } from "./privacy_placeholders.ts";
 import { looksLikeCard, looksLikeKey } from "./privacy_shapes.ts";
 
@@ -200,6 +207,25 @@ const RULES: Rule[] = [
       const keyQuoted = /^\\?["'\x60]/.test(m[0]);
       const v = readValue(s, m.index + m[0].length, !keyQuoted && HEADER_KEYS.has(m[1].toLowerCase()));
       return v && { text: m[0] + v.text, end: v.end, count: 1 };
+    },
+  },
+  {
+    // `password is hunter2`, `pw hunter2`, and `token X` from console.log("token", X): no `:` or `=`.
+    // The lookahead keeps this from being a candidate at every word of ordinary prose.
+    name: "spoken-key",
+    re: sticky(
+      String.raw`(?<![A-Za-z0-9_.$-])(?=[A-Za-z0-9_$-]{0,40}(?:${ci("pass")}|${ci("pw")}|${ci("secret")}|` +
+        String.raw`${ci("token")}|${ci("key")}|${ci("otp")}))([A-Za-z_$][A-Za-z0-9_$-]{0,63})` +
+        String.raw`[ \t]{1,8}(?:(${ci("is")}|${ci("was")}):?[ \t]{1,8})?(?=\S)`,
+    ),
+    apply: (m, s) => {
+      if (!isSpokenKey(m[1])) return null;
+      const q = m.index + m[0].length;
+      const v = readValue(s, q, false);
+      if (!v) return null;
+      const quoted = "\"'\x60\\".includes(s[q]);
+      if (!quoted && !isSpokenValue(s.slice(q, v.end), m[2] !== undefined)) return null;
+      return { text: m[0] + v.text, end: v.end, count: 1 };
     },
   },
   {

@@ -14,6 +14,8 @@ import { releaseTargeting } from "./targeting.ts";
 import { lastSnapshot } from "../snapshot/acquire.ts";
 import { postconditions, subjectIn } from "./postconditions.ts";
 import { interactionRow, type InteractionSink } from "./timeline.ts";
+import type { InteractionRecord } from "./observation.ts";
+import { storedUrl } from "../browser/url_redaction.ts";
 
 export interface ActionEnv {
   session: BrowserSession;
@@ -127,7 +129,7 @@ async function dispatchAndObserve(
     const failure = asToolError(err);
     ctx.record.outcome = "failed";
     ctx.record.error_code = failure.code;
-    env.persist?.(interactionRow(ctx.record));
+    env.persist?.(interactionRow(storable(ctx.record)));
     throw new ToolError({
       code: failure.code,
       message: failure.message,
@@ -143,8 +145,18 @@ async function dispatchAndObserve(
     inlineImage: env.inlineImage,
     frames: env.frames,
   });
-  env.persist?.(interactionRow(ctx.record));
+  env.persist?.(interactionRow(storable(ctx.record)));
   // Not awaited: a dialog the action opened blocks the renderer until it is handled.
   releaseTargeting(page);
   return observation;
+}
+
+/**
+ * The record as it may be written: the URL a navigation reached (a redirect, a history entry, a
+ * page-side location.replace or pushState) gets the stored-URL treatment. Done in place so the
+ * expanded echo, which shares the navigation object, says the same as the index.
+ */
+function storable(record: InteractionRecord): InteractionRecord {
+  if (record.navigation) record.navigation.url = storedUrl(record.navigation.url).url;
+  return record;
 }

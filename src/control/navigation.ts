@@ -3,6 +3,50 @@ import { ToolError } from "../errors.ts";
 import { type ActionEnv, interact, usablePage } from "./interaction.ts";
 import { addLine, type Observation } from "./observation.ts";
 import type { Postconditions } from "./postconditions.ts";
+import { storedUrl } from "../browser/url_redaction.ts";
+import type { Config } from "../config.ts";
+
+const ALLOWED_SCHEMES = ["http:", "https:", "file:", "about:", "data:"];
+
+/**
+ * A URL a tool may send the browser to: absolute, of an allowed scheme, and not file:// when the
+ * operator turned local files off (file:// reads with the operator's own filesystem authority).
+ */
+export function navigableUrl(raw: string, config: Pick<Config, "allowFileUrls">): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ToolError({
+      code: "invalid_url",
+      message: `${JSON.stringify(raw.slice(0, 200))} is not an absolute URL.`,
+      retry: "never",
+      recovery: "Pass a full URL such as http://127.0.0.1:3000/ (scheme included).",
+      affected: { argument: "url" },
+    });
+  }
+  if (!ALLOWED_SCHEMES.includes(url.protocol)) {
+    throw new ToolError({
+      code: "invalid_url",
+      message: `URL scheme ${url.protocol} is not allowed.`,
+      retry: "never",
+      recovery: `Use one of ${ALLOWED_SCHEMES.join(" ")}.`,
+      affected: { argument: "url" },
+    });
+  }
+  if (url.protocol === "file:" && !config.allowFileUrls) {
+    throw new ToolError({
+      code: "file_urls_disabled",
+      message: "file:// navigation is turned off for this server (KROMETRAIL_ALLOW_FILE_URLS=0).",
+      retry: "never",
+      recovery:
+        "Serve the file over http (e.g. python3 -m http.server on 127.0.0.1), or restart the server without KROMETRAIL_ALLOW_FILE_URLS=0.",
+      affected: { argument: "url" },
+      details: { variable: "KROMETRAIL_ALLOW_FILE_URLS", value: "0" },
+    });
+  }
+  return url.href;
+}
 
 export type NavigationOp = "navigate" | "reload" | "back" | "forward";
 
@@ -36,7 +80,9 @@ export async function navigation(
     }
     historyEntry = entry.id;
   }
-  const params = op === "navigate" ? { url: opts.url } : {};
+  // The record (persisted, and echoed at expanded detail) keeps the stored form; the browser gets the real URL.
+  const stored = op === "navigate" ? storedUrl(opts.url ?? "about:blank") : undefined;
+  const params = stored ? { url: stored.url } : {};
   const observation = await interact(env, page, operation, params, async () => {
     if (op === "navigate") {
       const { loaded } = await env.session.navigate(
@@ -63,6 +109,14 @@ export async function navigation(
     }
   });
   await noteHttpStatus(page, observation);
+  if (stored && stored.redacted.length > 0) {
+    observation.structured.url_redacted = stored.redacted;
+    // Every stored path is hashed; only the parts that usually carry credentials earn a line.
+    const notable = stored.redacted.filter((p) => p !== "path");
+    if (notable.length > 0) {
+      addLine(observation, `recorded without its ${notable.join(", ")}; the browser has the full URL`);
+    }
+  }
   return observation;
 }
 

@@ -1,4 +1,5 @@
-import { basename } from "node:path";
+import { basename, isAbsolute, resolve } from "node:path";
+import { currentConfig } from "../config.ts";
 import { ToolError } from "../errors.ts";
 import { elementOnly, readBack } from "./element_action.ts";
 import { type ActionEnv, interact, usablePage } from "./interaction.ts";
@@ -28,23 +29,48 @@ function pathError(index: number, given: string, problem: PathProblem, why: stri
     retry: "never",
     recovery: problem === "directory"
       ? "Pass the files inside the directory, one path each."
-      : "Pass an existing, readable regular file (absolute paths are clearest; relative ones resolve against the server's working directory).",
+      : "Pass an existing, readable regular file.",
     affected: { argument: `paths.${index}` },
     details: { index, problem },
   });
 }
 
 /**
- * The spec's upload path authority: each path is canonicalized (symlinks resolved) and must be a
- * regular readable file. There is no containment root: the caller holds the operator's authority.
+ * A relative path has no base the caller chose: the server's cwd is wherever the MCP client started
+ * it. It resolves against KROMETRAIL_UPLOAD_ROOT when the operator set one, and is refused otherwise.
  */
-export async function canonicalUploadPaths(paths: string[]): Promise<string[]> {
+function absoluteUploadPath(index: number, given: string, base: string | undefined): string {
+  if (isAbsolute(given)) return given;
+  if (base !== undefined) return resolve(base, given);
+  throw new ToolError({
+    code: "upload_path_relative",
+    message: `paths[${index}] ${
+      JSON.stringify(given.slice(0, 200))
+    } is relative and no upload base is configured; nothing was uploaded.`,
+    retry: "never",
+    recovery:
+      "Pass an absolute path, or have the operator set KROMETRAIL_UPLOAD_ROOT (an absolute directory relative paths resolve against).",
+    affected: { argument: `paths.${index}` },
+    details: { index, problem: "relative", variable: "KROMETRAIL_UPLOAD_ROOT" },
+  });
+}
+
+/**
+ * The spec's upload path authority: each path is made absolute (see absoluteUploadPath), canonicalized
+ * (symlinks resolved) and must be a regular readable file. There is no containment: the upload base
+ * only anchors relative paths, and the caller holds the operator's authority.
+ */
+export async function canonicalUploadPaths(
+  paths: string[],
+  base: string | undefined = currentConfig().uploadRoot,
+): Promise<string[]> {
   const out: string[] = [];
   for (const [i, given] of paths.entries()) {
     let real: string;
     try {
-      real = await Deno.realPath(given);
+      real = await Deno.realPath(absoluteUploadPath(i, given, base));
     } catch (err) {
+      if (err instanceof ToolError) throw err;
       if (err instanceof Deno.errors.NotFound) throw pathError(i, given, "not_found", "does not exist");
       if (err instanceof Deno.errors.PermissionDenied) {
         throw pathError(i, given, "permission_denied", "cannot be resolved (permission denied)");

@@ -30,3 +30,26 @@ Deno.test("environment overrides and validation", () => {
     "non-negative",
   );
 });
+
+Deno.test("authority settings: file URLs on by default, an upload root must be absolute", () => {
+  const none = loadConfig(() => undefined);
+  assertEquals([none.allowFileUrls, none.uploadRoot], [true, undefined]);
+  const env: Record<string, string> = {
+    KROMETRAIL_ALLOW_FILE_URLS: "0",
+    KROMETRAIL_UPLOAD_ROOT: "/srv/uploads",
+  };
+  const set = loadConfig((k) => env[k]);
+  assertEquals([set.allowFileUrls, set.uploadRoot], [false, "/srv/uploads"]);
+  assertEquals(
+    loadConfig((k) => (k === "KROMETRAIL_ALLOW_FILE_URLS" ? "true" : undefined)).allowFileUrls,
+    true,
+  );
+  assertThrows(
+    () => loadConfig((k) => (k === "KROMETRAIL_ALLOW_FILE_URLS" ? "no" : undefined)),
+    "KROMETRAIL_ALLOW_FILE_URLS must be 0 or 1",
+  );
+  assertThrows(
+    () => loadConfig((k) => (k === "KROMETRAIL_UPLOAD_ROOT" ? "uploads" : undefined)),
+    "KROMETRAIL_UPLOAD_ROOT must be an absolute path",
+  );
+});

@@ -1,38 +1,11 @@
 import { z } from "zod";
-import { navigation } from "../../control/navigation.ts";
+import { navigableUrl, navigation } from "../../control/navigation.ts";
 import { ToolError } from "../../errors.ts";
 import { defineTool } from "../define_tool.ts";
 import { OUTPUT_SCHEMAS } from "../output_schemas.ts";
 import { observationOutput, output } from "../response.ts";
 import { detail, inlineImages, pageId } from "../schemas.ts";
 import { actionEnv } from "./action_env.ts";
-
-const ALLOWED_SCHEMES = ["http:", "https:", "file:", "about:", "data:"];
-
-function checkUrl(raw: string): string {
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new ToolError({
-      code: "invalid_url",
-      message: `${JSON.stringify(raw.slice(0, 200))} is not an absolute URL.`,
-      retry: "never",
-      recovery: "Pass a full URL such as http://127.0.0.1:3000/ (scheme included).",
-      affected: { argument: "url" },
-    });
-  }
-  if (!ALLOWED_SCHEMES.includes(url.protocol)) {
-    throw new ToolError({
-      code: "invalid_url",
-      message: `URL scheme ${url.protocol} is not allowed.`,
-      retry: "never",
-      recovery: `Use one of ${ALLOWED_SCHEMES.join(" ")}.`,
-      affected: { argument: "url" },
-    });
-  }
-  return url.href;
-}
 
 const timeoutMs = z.number().int().min(100).max(120_000).describe("Load timeout; default 30000");
 const waitUntil = z.enum(["load", "none"]).describe("Wait for load (default) or return at commit");
@@ -70,7 +43,7 @@ export const pageTools = [
     handler: async (args, app) => {
       const s = app.browsers.require();
       const page = await s.createPage(
-        args.url ? checkUrl(args.url) : "about:blank",
+        args.url ? navigableUrl(args.url, app.config) : "about:blank",
         args.background ?? false,
       );
       s.selectedPageId = page.id;
@@ -129,7 +102,7 @@ export const pageTools = [
       ...observed,
     }),
     handler: async (args, app) => {
-      const url = checkUrl(args.url);
+      const url = navigableUrl(args.url, app.config);
       const obs = await navigation(actionEnv(app, args), "navigate", {
         url,
         timeoutMs: args.timeout_ms ?? 30_000,

@@ -1,6 +1,7 @@
 import { assert, assertEquals, assertMatch } from "../../assert.ts";
 import {
   DEFAULT_TEXT_LIMIT_BYTES,
+  sanitizeConsoleArgs,
   sanitizeStackFunction,
   sanitizeText,
   sanitizeUrl,
@@ -358,6 +359,49 @@ const CASES: Case[] = [
   { label: "placeholder not split", input: "see /home/u/x and more", limit: 10, expected: "see …" },
   { label: "limit below ellipsis", input: "abc", limit: 2, expected: "ab" },
   { label: "zero limit", input: "abc", limit: 0, expected: "" },
+  // Issue 11 misses: a value after a credential noun with no `:` or `=` between.
+  {
+    label: "password is X",
+    input: "Your password is hunter2, keep it safe",
+    expected: "Your password is <redacted>, keep it safe",
+    secrets: ["hunter2"],
+  },
+  {
+    label: "password is: X",
+    input: "password is: rosebud",
+    expected: "password is: <redacted>",
+    secrets: ["rosebud"],
+  },
+  {
+    label: "password was X (plain word)",
+    input: "the password was rosebud",
+    expected: "the password was <redacted>",
+  },
+  {
+    label: "pw X",
+    input: "login pw s3cr3t-99 ok",
+    expected: "login pw <redacted> ok",
+    secrets: ["s3cr3t-99"],
+  },
+  { label: "pw=X", input: "pw=letmein", expected: "pw=<redacted>", secrets: ["letmein"] },
+  {
+    label: "console key and value as arguments, joined",
+    input: "token abc123xyz",
+    expected: "token <redacted>",
+    secrets: ["abc123xyz"],
+  },
+  { label: "api key spoken", input: "apiKey Zq8-77", expected: "apiKey <redacted>", secrets: ["Zq8-77"] },
+  {
+    label: "quoted value after a spoken key",
+    input: "password 'opensesame'",
+    expected: "password '<redacted>'",
+  },
+  // Prose about credentials stays readable.
+  { label: "password is required", input: "password is required", expected: "password is required" },
+  { label: "token expired", input: "Token expired, refreshing", expected: "Token expired, refreshing" },
+  { label: "password field", input: "focus the password field", expected: "focus the password field" },
+  { label: "session number", input: "session 42 started", expected: "session 42 started" },
+  { label: "pw word", input: "pw reset link sent", expected: "pw reset link sent" },
 ];
 
 function bytes(s: string): number {
@@ -558,4 +602,23 @@ Deno.test("sanitizeUrl: origin kept, path hashed, query values and fragment drop
     sanitizeUrl("https://a.test/p").path_hash !== sanitizeUrl("https://a.test/q").path_hash,
     "paths differ",
   );
+});
+
+Deno.test("console arguments: a key argument hides the whole next argument, whatever it looks like", () => {
+  const cases: Array<[string[], string]> = [
+    [["token", "sunflowermeadow"], "token <redacted>"],
+    [["login", "password:", "plainword"], "login password: <redacted>"],
+    [["my api_key =", "k1"], "my api_key = <redacted>"],
+    [["password is", "rosebud"], "password is <redacted>"],
+    [["secret", "42"], "secret <redacted>"],
+    // Benign values and non-secret keys stay.
+    [["token", "null"], "token null"],
+    [["user", "bob"], "user bob"],
+    [["token count", "3"], "token count 3"],
+    [["saved", { toString: () => "x" }.toString()], "saved x"],
+  ];
+  for (const [args, expected] of cases) {
+    assertEquals(sanitizeConsoleArgs(args).text, expected, args.join(" | "));
+  }
+  assertEquals(sanitizeConsoleArgs(["token", "sunflowermeadow"]).redactions, 1);
 });
