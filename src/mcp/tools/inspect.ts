@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { cdpMessage } from "../../browser/cdp.ts";
 import { dialogOpen } from "../../control/interaction.ts";
+import { evaluateExpression } from "../../control/evaluate.ts";
 import { decodeBase64, pngSize } from "../../control/observation.ts";
 import { pageForTarget, resolveTarget } from "../../control/targeting.ts";
 import { limitExceeded, ToolError } from "../../errors.ts";
@@ -17,7 +18,6 @@ import { detail, inlineImages, pageId, targetFields } from "../schemas.ts";
 /** Inline images above this size go by resource reference only. */
 const INLINE_IMAGE_LIMIT = 1_500_000;
 const FULL_PAGE_MAX_HEIGHT = 16_384;
-const EVALUATE_RESULT_LIMIT = 64 * 1024;
 
 export const inspectTools = [
   defineTool({
@@ -168,7 +168,8 @@ export const inspectTools = [
     name: "evaluate_page",
     capability: "control",
     output: OUTPUT_SCHEMAS.evaluate_page,
-    description: "Evaluate a JavaScript expression in the page; promises are awaited; returns JSON.",
+    description:
+      "Evaluate a JavaScript expression in the page; promises are awaited up to timeout_ms (default 10000), after which script still running is terminated; returns JSON (window, DOM nodes, cycles, Maps are result_not_serializable).",
     input: z.strictObject({
       expression: z.string().max(100_000),
       page_id: pageId.optional(),
@@ -178,40 +179,19 @@ export const inspectTools = [
       const s = app.browsers.require();
       const page = s.page(args.page_id);
       if (page.dialog) throw dialogOpen(page);
-      const timeout = args.timeout_ms ?? 10_000;
-      // Chrome's own `timeout` stops only synchronous work; our reply deadline bounds a pending promise.
-      const r = await page.send("Runtime.evaluate", {
-        expression: args.expression,
-        awaitPromise: true,
-        returnByValue: true,
-        userGesture: true,
-        timeout,
-      }, timeout).catch((err) => {
-        throw err instanceof ToolError && err.code === "cdp_timeout" ? evaluationTimeout(page, timeout) : err;
+      const r = await evaluateExpression(page, args.expression, args.timeout_ms ?? 10_000);
+      const json = JSON.stringify(r.value) ?? "null";
+      const note = r.dropped
+        ? `\n(${r.dropped.count} function or symbol value(s) left out, as JSON does: ${
+          r.dropped.paths.join(", ")
+        })`
+        : "";
+      return output(json + note, {
+        page_id: page.id,
+        type: r.type,
+        value: r.value,
+        ...r.dropped ? { dropped: r.dropped } : {},
       });
-      if (r.exceptionDetails) {
-        const text = r.exceptionDetails.exception?.description ?? r.exceptionDetails.text;
-        // Chrome's `timeout` ends synchronous work as a termination, not as the page's exception.
-        if (/execution was terminated/i.test(text)) throw evaluationTimeout(page, timeout);
-        throw new ToolError({
-          code: "evaluation_exception",
-          message: `The expression threw: ${text.split("\n")[0].slice(0, 300)}`,
-          retry: "never",
-          recovery: "Fix the expression; it runs in the page's main world.",
-          affected: { page_id: page.id },
-        });
-      }
-      const value = r.result.type === "undefined" ? null : r.result.value ?? r.result.description ?? null;
-      const json = JSON.stringify(value) ?? "null";
-      if (json.length > EVALUATE_RESULT_LIMIT) {
-        throw limitExceeded(
-          "evaluate result (JSON characters)",
-          json.length,
-          EVALUATE_RESULT_LIMIT,
-          "Return a smaller value, e.g. slice or summarize in the expression.",
-        );
-      }
-      return output(json, { page_id: page.id, type: r.result.type, value });
     },
   }),
   defineTool({
@@ -309,28 +289,4 @@ async function inspectExtras(
     text: lines.length > 0 ? `\n${lines.join("\n")}` : "",
     structured: { ...(frames ? { frames } : {}), ...(assets ? { assets } : {}) },
   };
-}
-
-/** evaluate_page ran out of time: blames a dialog only when one is open (it blocks the page). */
-function evaluationTimeout(page: PageTarget, timeoutMs: number): ToolError {
-  if (page.dialog) {
-    return new ToolError({
-      code: "evaluation_timeout",
-      message:
-        `The expression did not finish within ${timeoutMs} ms: a ${page.dialog.type} dialog opened and blocks the page.`,
-      retry: "after_recovery",
-      recovery: "Handle the dialog (handle_dialog accept or dismiss), then evaluate again.",
-      affected: { page_id: page.id },
-      details: { timeout_ms: timeoutMs, dialog: page.dialog.type },
-    });
-  }
-  return new ToolError({
-    code: "evaluation_timeout",
-    message:
-      `The expression did not finish within ${timeoutMs} ms (a promise that never settled, or long-running work).`,
-    retry: "after_recovery",
-    recovery: "Raise timeout_ms, or make the expression settle sooner (e.g. race it against a timer).",
-    affected: { page_id: page.id },
-    details: { timeout_ms: timeoutMs },
-  });
 }
