@@ -1,5 +1,6 @@
 import { assert, assertEquals, assertMatch } from "../assert.ts";
 import { e2e, errorCode, fixtures, startDebugChrome, startServer, structured, textOf } from "./harness.ts";
+import { redirectingServer } from "./redirect_server.ts";
 
 Deno.test({
   name: "attach to a Chromium the test started, drive it, and detach without closing it",
@@ -32,6 +33,17 @@ Deno.test({
       assertEquals(again.running, true);
       assertEquals(errorCode(await server.call("start_browser", {})), "browser_already_running");
       await server.call("stop_browser");
+
+      // A loopback redirect in front of the browser is followed (each hop checked) to the real endpoint.
+      const redirector = redirectingServer(() => `http://127.0.0.1:${chrome.port}/json/version`);
+      try {
+        const viaRedirect = await server.call("attach_browser", { endpoint: redirector.origin });
+        assertEquals(structured(viaRedirect).running, true, textOf(viaRedirect));
+        assertEquals(redirector.hits(), 1);
+        await server.call("stop_browser");
+      } finally {
+        await redirector.close();
+      }
     } finally {
       await server.close();
       chrome.child.kill("SIGTERM");
@@ -66,6 +78,48 @@ Deno.test({
       const nobody = await server.call("attach_browser", { endpoint: "http://127.0.0.1:9" });
       assertEquals(errorCode(nobody), "endpoint_unreachable");
     } finally {
+      await server.close();
+    }
+  },
+});
+
+Deno.test({
+  name: "every redirect of the discovery request is checked against loopback before it is followed",
+  ...e2e,
+  fn: async () => {
+    const server = await startServer();
+    let location = "";
+    const redirector = redirectingServer(() => location);
+    try {
+      const cases: Array<[string, string, RegExp]> = [
+        [
+          "http://192.0.2.10:9222/json/version",
+          "endpoint_not_loopback",
+          /redirected \(hop 1\) to 192\.0\.2\.10:9222/,
+        ],
+        ["http://example.com/json/version", "endpoint_not_loopback", /example\.com/],
+        ["//10.1.2.3:9222/json/version", "endpoint_not_loopback", /10\.1\.2\.3/],
+        // A loop on loopback is cut at the limit, which the error names.
+        [`${redirector.origin}/json/version`, "endpoint_redirect_limit", /more than 3 times \(limit 3\)/],
+      ];
+      for (const [target, code, message] of cases) {
+        location = target;
+        const result = await server.call("attach_browser", { endpoint: redirector.origin });
+        assertEquals(errorCode(result), code, `${target}: ${textOf(result)}`);
+        assertMatch(textOf(result), message, target);
+      }
+      // Four requests in the loop (the first and three redirects followed), none after the limit.
+      assertEquals(redirector.hits(), 3 + 4);
+      // A loopback service reporting a browser websocket elsewhere is refused too.
+      location = "";
+      redirector.json({ webSocketDebuggerUrl: "ws://192.0.2.10:9222/devtools/browser/x" });
+      assertEquals(
+        errorCode(await server.call("attach_browser", { endpoint: redirector.origin })),
+        "endpoint_not_loopback",
+      );
+      assertEquals(structured(await server.call("browser_status")).running, false);
+    } finally {
+      await redirector.close();
       await server.close();
     }
   },

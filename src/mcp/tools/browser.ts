@@ -1,4 +1,6 @@
 import { z } from "zod";
+import { browserWebSocketUrl } from "../../browser/endpoint_discovery.ts";
+import { parseLoopbackEndpoint } from "../../browser/lifecycle.ts";
 import type { BrowserSession } from "../../browser/session.ts";
 import { listManagedProfiles } from "../../store/profiles.ts";
 import { defineTool } from "../define_tool.ts";
@@ -7,6 +9,7 @@ import type { AppContext } from "../context.ts";
 import { output } from "../response.ts";
 import type { CaptureStatus } from "../../capture/recorder.ts";
 import { detail, everyNthFrame } from "../schemas.ts";
+import { conflictingArguments } from "./arg_conflicts.ts";
 
 type Detail = "concise" | "expanded" | "full";
 
@@ -105,6 +108,17 @@ export const browserTools = [
       detail: detail.optional(),
     }),
     handler: async (args, app) => {
+      // A temporary profile is a fresh directory; launching it would quietly drop the named profile.
+      if (args.temporary === true && args.profile !== undefined) {
+        throw conflictingArguments(
+          "profile",
+          "temporary",
+          `profile ${
+            JSON.stringify(args.profile)
+          } names a managed profile, temporary: true asks for a fresh throwaway one.`,
+          "Drop temporary to use the managed profile, or drop profile for a temporary one.",
+        );
+      }
       const s = await app.browsers.start({
         profile: args.profile,
         temporary: args.temporary,
@@ -130,8 +144,13 @@ export const browserTools = [
       detail: detail.optional(),
     }),
     handler: async (args, app) => {
+      const url = parseLoopbackEndpoint(args.endpoint);
+      // Discovery runs here, redirect by redirect, so the attach only ever opens a checked ws:// URL; with a
+      // session already running the attach is refused before any request.
+      const live = app.browsers.current;
+      const endpoint = live && !live.ended ? args.endpoint : await browserWebSocketUrl(url);
       const s = await app.browsers.attach({
-        endpoint: args.endpoint,
+        endpoint,
         every_nth_frame: args.every_nth_frame ?? 1,
       });
       // An attached browser is recorded exactly like a launched one (spec: a session begins on connect).
