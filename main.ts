@@ -10,6 +10,7 @@ import { Recorder } from "./src/capture/recorder.ts";
 import type { FaultPlan } from "./src/capture/messages.ts";
 import { TemporalState } from "./src/temporal/state.ts";
 import { qualifyFfmpeg } from "./src/temporal/ffmpeg.ts";
+import { watchParent } from "./src/parent_watch.ts";
 import denoJson from "./deno.json" with { type: "json" };
 
 export const VERSION: string = denoJson.version;
@@ -77,6 +78,11 @@ async function main(args: string[]): Promise<number> {
       Deno.exit(0);
     };
     for (const signal of ["SIGINT", "SIGTERM"] as const) Deno.addSignalListener(signal, stop);
+    // The client's launcher died (e.g. kill -9 of `deno task start`): nobody will ever call us again.
+    watchParent(({ was, now }) => {
+      logger("main").warn("parent process {was} is gone (now {now}); shutting down", { was, now });
+      void stop();
+    });
     await serveMcp(app);
     await stop();
     return 0;

@@ -1,7 +1,7 @@
 import { McpServer, ProtocolError, ProtocolErrorCode, ResourceTemplate } from "@modelcontextprotocol/server";
 import { serveStdio } from "@modelcontextprotocol/server/stdio";
 import { z } from "zod";
-import { asToolError } from "../errors.ts";
+import { asToolError, ToolError } from "../errors.ts";
 import { EVIDENCE_SCHEME, evidenceNotFound } from "../store/instance.ts";
 import { readDownload } from "../browser/downloads.ts";
 import { frameBytes } from "../capture/frames.ts";
@@ -17,6 +17,7 @@ import {
 import { CONVENTIONS } from "./schemas.ts";
 import { toCallToolResult } from "./response.ts";
 import { encodeBase64 } from "./base64.ts";
+import { LineLimitedStdioTransport } from "./stdio_limits.ts";
 
 const log = logger("mcp");
 
@@ -77,7 +78,20 @@ function decodeCursor(cursor: string, key: string, pages: number): number {
 }
 
 function evidencePathOf(uri: string): string {
-  return uri.startsWith(EVIDENCE_SCHEME) ? decodeURIComponent(uri.slice(EVIDENCE_SCHEME.length)) : "";
+  if (!uri.startsWith(EVIDENCE_SCHEME)) return "";
+  try {
+    return decodeURIComponent(uri.slice(EVIDENCE_SCHEME.length));
+  } catch {
+    // A truncated or non-UTF-8 escape (e.g. %E0%A4%A) names no resource at all; say so, not "internal".
+    throw new ToolError({
+      code: "invalid_uri",
+      message: `The resource URI ${uri.slice(0, 200)} has malformed percent-encoding.`,
+      retry: "never",
+      recovery:
+        `Use the URI exactly as a tool returned it (${EVIDENCE_SCHEME}<kind>/<file>); every % must start a ` +
+        "valid UTF-8 escape such as %2F.",
+    });
+  }
 }
 
 /** Frames come from the capture index and segments; everything else from the instance's files. */
@@ -164,7 +178,7 @@ function buildServer(app: AppContext, paged: PagedCatalogue, era: "legacy" | "mo
       } catch (err) {
         const e = asToolError(err);
         throw new ProtocolError(-32002 as ProtocolErrorCode, `${e.message} ${e.recovery ?? ""}`.trim(), {
-          code: e.code,
+          ...e.toJSON(),
           uri: uri.href.slice(0, 300),
         });
       }
@@ -191,6 +205,7 @@ export function serveMcp(app: AppContext): Promise<void> {
       server.server.onclose = done;
       return server;
     }, {
+      transport: new LineLimitedStdioTransport(),
       onerror: (err: Error) => log.warn("transport error: {message}", { message: err.message.slice(0, 300) }),
     });
   });
