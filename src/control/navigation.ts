@@ -112,13 +112,21 @@ export async function navigation(
   if (stored && stored.redacted.length > 0) {
     observation.structured.url_redacted = stored.redacted;
     // Every stored path is hashed; only the parts that usually carry credentials earn a line.
-    const notable = stored.redacted.filter((p) => p !== "path");
+    const notable = stored.redacted.filter((p) => p !== "path").map((p) => PART_WORDS[p] ?? p);
     if (notable.length > 0) {
-      addLine(observation, `recorded without its ${notable.join(", ")}; the browser has the full URL`);
+      addLine(observation, `the recorded URL keeps no ${notable.join(", ")}; the browser has the full URL`);
     }
   }
   return observation;
 }
+
+const PART_WORDS: Record<string, string> = {
+  userinfo: "userinfo",
+  query: "query values",
+  fragment: "fragment",
+  opaque: "contents (opaque URL)",
+  invalid: "text (unparseable URL)",
+};
 
 const RESPONSE_STATUS = `performance.getEntriesByType("navigation")[0]?.responseStatus ?? 0`;
 

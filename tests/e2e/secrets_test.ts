@@ -58,6 +58,7 @@ Deno.test({
       assertEquals(navOut.status, "ok", textOf(nav));
       // The echo says what the stored record lost; the browser still went to the real URL.
       assertEquals(navOut.url_redacted, ["userinfo", "path", "query", "fragment"]);
+      assertMatch(textOf(nav), /recorded URL keeps no userinfo, query values, fragment/);
       const echo = JSON.stringify(navOut.interaction);
       for (const s of NAV_SECRETS) assert(!echo.includes(s), `interaction echo holds ${s}: ${echo}`);
       const live = await server.call("evaluate_page", { expression: "location.search + location.hash" });
