@@ -1,6 +1,8 @@
 import { join } from "node:path";
 import { ToolError } from "../errors.ts";
 import { readProfileLock } from "../store/profiles.ts";
+import { killRecordedBrowser } from "../store/browser_record.ts";
+import { armWatchdog, sessionLeaderLauncher } from "./watchdog.ts";
 
 export interface LaunchOptions {
   executable: string;
@@ -9,14 +11,22 @@ export interface LaunchOptions {
   headless: boolean;
   windowSize?: { width: number; height: number };
   startupTimeoutMs?: number;
+  /** A temporary profile: the watchdog removes it if the server dies. */
+  temporary?: boolean;
+  /** Called once Chrome's pid is known, before anything waits on it (the instance records it). */
+  onSpawn?: (pid: number, group: boolean) => Promise<void>;
 }
 
 export interface LaunchedChrome {
   process: Deno.ChildProcess;
   port: number;
   browserWsUrl: string;
+  /** Chrome leads its own process group, so its helpers can be found and killed with it. */
+  group: boolean;
   /** Last bytes Chrome wrote to stderr, for launch diagnostics (never logged with paths). */
   stderrTail(): string;
+  /** Kills whatever is left of this browser (verified by its profile dir) and disarms its watchdog. */
+  terminate(): Promise<void>;
 }
 
 /** Flags that keep a managed Chrome quiet on closed networks and free of first-run UI. */
@@ -44,16 +54,22 @@ export function chromeArgs(opts: LaunchOptions): string[] {
   return args;
 }
 
-export function profileInUseError(profileLabel: string, pid?: number): ToolError {
+/** `holder`: what holds the profile, Chrome itself or another krometrail process that claimed it. */
+export function profileInUseError(
+  profileLabel: string,
+  pid?: number,
+  holder: "chrome" | "krometrail" = "chrome",
+): ToolError {
+  const by = holder === "krometrail" ? "another krometrail process" : "another Chrome process";
   return new ToolError({
     code: "profile_in_use",
-    message: `The browser profile "${profileLabel}" is already in use by another Chrome process${
-      pid ? ` (pid ${pid})` : ""
-    }.`,
+    message: `The browser profile "${profileLabel}" is already in use by ${by}${pid ? ` (pid ${pid})` : ""}.`,
     retry: "after_recovery",
-    recovery:
-      `Close that Chrome window, or start with another profile (profile: "<name>"), or a temporary one (temporary: true), or attach to the running Chrome with attach_browser.`,
+    recovery: holder === "krometrail"
+      ? `Stop the browser in that krometrail process (stop_browser), or start with another profile (profile: "<name>"), or a temporary one (temporary: true).`
+      : `Close that Chrome window, or start with another profile (profile: "<name>"), or a temporary one (temporary: true), or attach to the running Chrome with attach_browser.`,
     affected: { profile: profileLabel },
+    ...(pid ? { details: { holder, pid } } : { details: { holder } }),
   });
 }
 
@@ -88,12 +104,31 @@ export async function launchChrome(opts: LaunchOptions): Promise<LaunchedChrome>
   const portFile = join(opts.userDataDir, "DevToolsActivePort");
   await Deno.remove(portFile).catch(() => {});
 
-  const child = new Deno.Command(opts.executable, {
-    args: chromeArgs(opts),
+  const leader = sessionLeaderLauncher();
+  const child = new Deno.Command(leader ?? opts.executable, {
+    args: leader ? [opts.executable, ...chromeArgs(opts)] : chromeArgs(opts),
     stdin: "null",
     stdout: "null",
     stderr: "piped",
   }).spawn();
+  const group = leader !== undefined;
+  const watchdog = armWatchdog({
+    pid: child.pid,
+    group,
+    profileDir: opts.userDataDir,
+    temporary: opts.temporary ?? false,
+  });
+  // Once Chrome itself has exited its pid may be reused; the watchdog must not act on it then.
+  child.status.then(() => watchdog?.disarm(), () => watchdog?.disarm());
+  const terminate = async () => {
+    try {
+      child.kill("SIGKILL");
+    } catch { /* already gone */ }
+    await child.status.catch(() => {});
+    await killRecordedBrowser({ pid: child.pid, group, profile_dir: opts.userDataDir });
+    await watchdog?.disarm();
+  };
+  await opts.onSpawn?.(child.pid, group).catch(() => {});
   let tail = "";
   const decoder = new TextDecoder();
   (async () => {
@@ -117,25 +152,24 @@ export async function launchChrome(opts: LaunchOptions): Promise<LaunchedChrome>
           process: child,
           port,
           browserWsUrl: `ws://127.0.0.1:${port}${path}`,
+          group,
           stderrTail: () => tail,
+          terminate,
         };
       }
     } catch { /* not written yet */ }
     await new Promise((r) => setTimeout(r, 25));
   }
-  if (!exited) {
-    try {
-      child.kill("SIGKILL");
-    } catch { /* already gone */ }
-  }
-  await child.status.catch(() => {});
+  const exitedEarly = exited;
+  // Helpers Chrome forked may outlive its browser process and keep writing into the profile.
+  await terminate();
   if (/existing browser session|ProcessSingleton|profile appears to be in use/i.test(tail)) {
     throw profileInUseError(opts.profileLabel);
   }
   if (!opts.headless && NO_DISPLAY_STDERR.test(tail)) throw noDisplay();
   throw new ToolError({
     code: "browser_launch_failed",
-    message: exited
+    message: exitedEarly
       ? "Chrome exited before opening its DevTools endpoint."
       : "Chrome did not open its DevTools endpoint in time.",
     retry: "safe",

@@ -1,9 +1,11 @@
 import type { Config } from "../config.ts";
 import { noBrowser, ToolError } from "../errors.ts";
-import { DEFAULT_PROFILE, managedProfileDir } from "../store/profiles.ts";
+import { claimManagedProfile, DEFAULT_PROFILE, managedProfileDir } from "../store/profiles.ts";
+import { removeProfileDir, TEMP_PROFILE_PREFIX } from "../store/browser_record.ts";
+import { InstanceStore } from "../store/instance.ts";
 import { CdpConnection } from "./cdp.ts";
 import { discoverChrome } from "./discovery.ts";
-import { launchChrome } from "./launch.ts";
+import { launchChrome, type LaunchedChrome, profileInUseError } from "./launch.ts";
 import { BrowserSession, type FocusPolicy, nextSessionOrdinal, type ProfileIdentity } from "./session.ts";
 
 export interface StartOptions {
@@ -92,6 +94,7 @@ async function browserWsUrl(url: URL): Promise<string> {
 /** Owns the one browser session a process drives at a time. */
 export class BrowserManager {
   #session?: BrowserSession;
+  #ended?: BrowserSession;
   #transition?: Promise<unknown>;
 
   /** `downloadsRoot`: where launched sessions keep downloads (the instance root's downloads folder). */
@@ -127,7 +130,8 @@ export class BrowserManager {
         affected: { session_id: s.id },
       });
     }
-    // An ended session's slot is reaped before a new one starts.
+    // An ended session's slot is reaped (stopped, releasing its profile) before a new one starts.
+    if (s) this.#ended = s;
     this.#session = undefined;
   }
 
@@ -141,42 +145,79 @@ export class BrowserManager {
     }
   }
 
+  /**
+   * A session that ended on its own (browser crashed or closed) still holds its profile claim and
+   * maybe a temporary profile until it is stopped; stop it before its slot is reused.
+   */
+  async #reapEnded(): Promise<void> {
+    const stale = this.#ended;
+    this.#ended = undefined;
+    await stale?.stop().catch(() => {});
+  }
+
   start(opts: StartOptions): Promise<BrowserSession> {
     this.#assertFree();
     return this.#exclusive(async () => {
+      await this.#reapEnded();
       const found = discoverChrome({ explicit: opts.executable });
       const headless = opts.headless ?? this.config.headless;
       let userDataDir: string;
       let profile: ProfileIdentity;
-      let cleanup: (() => Promise<void>) | undefined;
+      let releaseClaim = () => {};
       if (opts.temporary) {
-        userDataDir = await Deno.makeTempDir({ prefix: "krometrail-profile-" });
+        userDataDir = await Deno.makeTempDir({ prefix: TEMP_PROFILE_PREFIX });
         profile = { kind: "temporary" };
-        cleanup = () => Deno.remove(userDataDir, { recursive: true });
       } else {
         const name = opts.profile ?? DEFAULT_PROFILE;
         userDataDir = managedProfileDir(this.config.dataDir, name);
         profile = { kind: "managed", name };
+        // Claimed before Chrome starts: of two servers starting this profile at once, the loser
+        // learns it here, not after reporting "Started." for a browser that then exits.
+        const claim = claimManagedProfile(this.config.dataDir, name);
+        if (!claim.ok) throw profileInUseError(name, claim.holderPid, "krometrail");
+        releaseClaim = claim.release;
       }
-      let launched: Awaited<ReturnType<typeof launchChrome>>;
+      const temporary = profile.kind === "temporary";
+      const ledger = InstanceStore.current;
+      const record = (pid: number, group: boolean) =>
+        ledger?.recordBrowser({
+          pid,
+          group,
+          profile_dir: userDataDir,
+          temporary,
+          started_at: new Date().toISOString(),
+        }) ?? Promise.resolve();
+      let launched: LaunchedChrome | undefined;
+      let tornDown = false;
+      // Every way a launched (or half-launched) browser ends comes through here exactly once.
+      const teardown = async () => {
+        if (tornDown) return;
+        tornDown = true;
+        await launched?.terminate().catch(() => {});
+        if (temporary) await removeProfileDir(userDataDir);
+        await ledger?.forgetBrowser().catch(() => {});
+        releaseClaim();
+      };
       try {
+        // Recorded before the spawn too, so a crash mid-launch still names the temporary profile.
+        await record(0, false).catch(() => {});
         launched = await launchChrome({
           executable: found.path,
           userDataDir,
           profileLabel: profile.kind === "managed" ? profile.name : "temporary",
           headless,
+          temporary,
+          onSpawn: record,
         });
       } catch (err) {
-        // A launch that never started still leaves no temporary profile behind.
-        await cleanup?.().catch(() => {});
+        await teardown();
         throw err;
       }
       let conn: CdpConnection;
       try {
         conn = await CdpConnection.connect(launched.browserWsUrl);
       } catch (err) {
-        launched.process.kill("SIGKILL");
-        await cleanup?.().catch(() => {});
+        await teardown();
         throw err;
       }
       const session = new BrowserSession({
@@ -187,13 +228,14 @@ export class BrowserManager {
         ...(this.downloadsRoot ? { downloadsRoot: this.downloadsRoot } : {}),
         config: { every_nth_frame: opts.every_nth_frame, focus: opts.focus, headless },
         process: launched.process,
-        cleanup,
+        cleanup: teardown,
       });
       try {
         await session.start();
         if (opts.url) await session.navigate(session.page(), opts.url, "load", 30_000);
       } catch (err) {
         await session.stop().catch(() => {});
+        await teardown();
         throw err;
       }
       this.#session = session;
@@ -205,6 +247,7 @@ export class BrowserManager {
     const url = parseLoopbackEndpoint(opts.endpoint);
     this.#assertFree();
     return this.#exclusive(async () => {
+      await this.#reapEnded();
       const ws = await browserWsUrl(url);
       const conn = await CdpConnection.connect(ws).catch(() => {
         throw new ToolError({

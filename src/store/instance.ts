@@ -4,6 +4,13 @@ import { ToolError } from "../errors.ts";
 import { logger } from "../log.ts";
 import { pidAlive } from "./pid.ts";
 import { recoverInstance, type RecoveryReport } from "./recovery.ts";
+import {
+  type BrowserRecord,
+  clearBrowserRecord,
+  readBrowserRecord,
+  reapBrowser,
+  writeBrowserRecord,
+} from "./browser_record.ts";
 
 const log = logger("store");
 
@@ -21,6 +28,11 @@ interface OwnerRecord {
  * addressable as krometrail://evidence/<kind>/<file> for the lifetime of this process.
  */
 export class InstanceStore {
+  /**
+   * The instance root this process opened. A process owns exactly one (spec: instance isolation),
+   * so the browser layer records its launched browser here without being handed the store.
+   */
+  static current?: InstanceStore;
   readonly id = crypto.randomUUID();
   readonly root: string;
   /** Crashed instances found and reclaimed at startup, with what their evidence looked like. */
@@ -40,7 +52,17 @@ export class InstanceStore {
     store.#lock = await Deno.open(join(store.root, ".lock"), { create: true, write: true });
     await store.#lock.lock(true);
     store.recovered.push(...await reclaimAbandoned(dataDir, store.id));
+    InstanceStore.current = store;
     return store;
+  }
+
+  /** Remembers the launched browser so a later process can reap it if this one dies first. */
+  recordBrowser(record: BrowserRecord): Promise<void> {
+    return writeBrowserRecord(this.root, record);
+  }
+
+  forgetBrowser(): Promise<void> {
+    return clearBrowserRecord(this.root);
   }
 
   /** Writes one evidence file and returns its resource URI. */
@@ -119,8 +141,24 @@ async function reclaimAbandoned(dataDir: string, selfId: string): Promise<Recove
         continue;
       }
       if (ownerAlive(owner)) continue;
-      const report = recoverInstance(root, entry.name);
+      // The crashed process's browser goes first: it still holds the profile (SingletonLock) and
+      // may still be writing into its temporary profile.
+      const browserRecord = await readBrowserRecord(root);
+      const browser = browserRecord ? await reapBrowser(browserRecord) : undefined;
+      const report: RecoveryReport = {
+        ...recoverInstance(root, entry.name),
+        ...(browser ? { browser } : {}),
+      };
       reports.push(report);
+      if (browser && (browser.processes_killed > 0 || browser.temporary_profile_removed)) {
+        log.info(
+          "reaped an abandoned instance's browser: {killed} processes, temporary profile removed: {removed}",
+          {
+            killed: browser.processes_killed,
+            removed: browser.temporary_profile_removed,
+          },
+        );
+      }
       log.info(
         "reclaimed an abandoned instance: {complete} complete frames, {torn} torn and {uncommitted} uncommitted dropped",
         {

@@ -49,6 +49,85 @@ export function readProfileLock(profileDir: string): ProfileLockHolder | undefin
   return { host, pid, live };
 }
 
+/** A held claim on a managed profile; released when the session using it ends. */
+export type ProfileClaim = { ok: true; release: () => void } | { ok: false; holderPid?: number };
+
+function claimPath(dataDir: string, name: string): string {
+  // Beside the profile, not inside it: Chrome owns the profile directory's contents.
+  return join(profilesRoot(dataDir), `.${name}.claim`);
+}
+
+/**
+ * Claims a managed profile for this process before Chrome is launched, so two servers sharing a
+ * data dir cannot both launch it (Chrome's own SingletonLock is taken too late to stop the second
+ * one reporting "Started."). An advisory lock (flock) is atomic and the kernel drops it when its
+ * holder dies, so a crashed owner never leaves a stale claim. The holder's pid is written for the
+ * loser's error message only; the lock, not the file, is the claim.
+ */
+export function claimManagedProfile(dataDir: string, name: string): ProfileClaim {
+  Deno.mkdirSync(profilesRoot(dataDir), { recursive: true });
+  const path = claimPath(dataDir, name);
+  const file = Deno.openSync(path, { read: true, write: true, create: true });
+  let locked: boolean;
+  try {
+    locked = file.tryLockSync(true);
+  } catch {
+    // A filesystem without advisory locks: fall back to Chrome's own SingletonLock check.
+    file.close();
+    return { ok: true, release: () => {} };
+  }
+  if (!locked) {
+    file.close();
+    return { ok: false, holderPid: claimHolderPid(path) };
+  }
+  try {
+    file.truncateSync(0);
+    file.writeSync(new TextEncoder().encode(JSON.stringify({ pid: Deno.pid, host: hostname() })));
+  } catch { /* the lock is what counts */ }
+  let held = true;
+  return {
+    ok: true,
+    release: () => {
+      if (!held) return;
+      held = false;
+      try {
+        file.unlockSync();
+      } catch { /* closing drops it anyway */ }
+      try {
+        file.close();
+      } catch { /* already closed */ }
+    },
+  };
+}
+
+function claimHolderPid(path: string): number | undefined {
+  try {
+    const pid = JSON.parse(Deno.readTextFileSync(path))?.pid;
+    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether some process (this one included) holds the profile's claim. */
+function claimHeld(dataDir: string, name: string): boolean {
+  let file: Deno.FsFile;
+  try {
+    file = Deno.openSync(claimPath(dataDir, name), { read: true });
+  } catch {
+    return false;
+  }
+  try {
+    if (!file.tryLockSync(true)) return true;
+    file.unlockSync();
+    return false;
+  } catch {
+    return false;
+  } finally {
+    file.close();
+  }
+}
+
 export interface ManagedProfileInfo {
   name: string;
   in_use: boolean;
@@ -70,7 +149,11 @@ export function listManagedProfiles(dataDir: string): ManagedProfileInfo[] {
     try {
       last = Deno.statSync(dir).mtime?.toISOString();
     } catch { /* vanished between listing and stat */ }
-    out.push({ name: entry.name, in_use: readProfileLock(dir)?.live ?? false, last_modified: last });
+    out.push({
+      name: entry.name,
+      in_use: claimHeld(dataDir, entry.name) || (readProfileLock(dir)?.live ?? false),
+      last_modified: last,
+    });
   }
   return out.sort((a, b) => a.name.localeCompare(b.name));
 }

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { classifyIndex } from "./index_db.ts";
 import { INDEX_FILE } from "./format.ts";
 import { scanSegment } from "./segments.ts";
+import type { BrowserReap } from "./browser_record.ts";
 
 /** What a crashed instance left behind, as found when a later process reclaims it. */
 export interface RecoveryReport {
@@ -16,6 +17,8 @@ export interface RecoveryReport {
   /** Records written to a segment whose index batch never committed (the crash tail). */
   frames_dropped_uncommitted: number;
   bytes_dropped: number;
+  /** Present when the crashed instance had launched a browser: what reaping it did. */
+  browser?: BrowserReap;
 }
 
 /**
