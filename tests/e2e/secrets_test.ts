@@ -94,12 +94,13 @@ Deno.test({
       const profiles = join(dataDir, "profiles");
       const ours = await grepSecrets(dataDir, SECRETS, [profiles]);
       const chrome = await grepSecrets(profiles, SECRETS);
+      const chromeFiles = [...new Set(chrome.hits.map((h) => h.file))];
+      const chromeSecrets = SECRETS.filter((secret) => chrome.hits.some((h) => h.secret === secret));
       console.error(
         `secrets scan: ${ours.hits.length} hits in ${ours.files} krometrail files (${ours.bytes} bytes); ` +
-          `Chrome's profile: ${chrome.hits.length} hits in ${
-            new Set(chrome.hits.map((h) => h.file)).size
-          } of ${chrome.files} files ` +
-          `(${[...new Set(chrome.hits.map((h) => h.file))].slice(0, 8).join(", ")})`,
+          `Chrome's profile (not ours): ${chromeSecrets.length} of ${SECRETS.length} secrets in ` +
+          `${chromeFiles.length} of ${chrome.files} files (${chromeFiles.slice(0, 8).join(", ")}): ` +
+          chromeSecrets.join(" "),
       );
       assertEquals(ours.hits, [], "planted secrets in krometrail's own files");
       assert(ours.files > 0, "the scan saw krometrail's files");
