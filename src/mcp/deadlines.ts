@@ -126,7 +126,9 @@ export function pageUnresponsive(s: DeadlineSubject, page: PageTarget, began?: s
     }.`,
     retry: "after_recovery",
     recovery:
-      `Navigate ${page.id} away with navigate_page to about:blank or another site (reload_page and same-site URLs reuse the stuck renderer), or close_page ${page.id}; create_page opens a fresh page.`,
+      `close_page ${page.id} (create_page first if it is the last page), or navigate_page ${page.id} to ` +
+      "about:blank or another site, which moves it to a fresh renderer. reload_page and same-site URLs reuse the " +
+      "stuck renderer and fail, and once one of them is pending, every navigation of the page waits behind it.",
     affected: {
       page_id: page.id,
       ...(s.session ? { session_id: s.session.id } : {}),
