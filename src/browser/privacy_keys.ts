@@ -130,15 +130,20 @@ const AUTH_SCHEME = /^(?:bearer|basic|digest|token|negotiate|ntlm|bot)[ \t]+/i;
 const SENSITIVE_HINT =
   /pass|pwd|pw|secret|token|auth|cookie|sess|sid|jwt|bearer|credential|key|signature|otp/i;
 
-export function isSensitiveKey(key: string): boolean {
-  if (!SENSITIVE_HINT.test(key)) return false;
-  const words = key
+/** `apiKey`, `API_KEY`, `xAPIToken2` -> lowercase words, trailing digits dropped. */
+function keyWords(key: string): string[] {
+  return key
     .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
     .replace(/([A-Z])([A-Z][a-z])/g, "$1 $2")
     .toLowerCase()
     .split(/[^a-z0-9]+/)
     .filter((w) => w !== "")
     .map((w) => w.replace(/(?<=[a-z])\d+$/, ""));
+}
+
+export function isSensitiveKey(key: string): boolean {
+  if (!SENSITIVE_HINT.test(key)) return false;
+  const words = keyWords(key);
   const last = words.at(-1);
   if (last === undefined || METADATA_WORDS.has(last)) return false;
   return words.some((w, i) => {
@@ -172,7 +177,7 @@ const CREDENTIAL_NOUNS = new Set([
  */
 export function isSpokenKey(key: string): boolean {
   if (!isSensitiveKey(key)) return false;
-  const words = key.replace(/([a-z0-9])([A-Z])/g, "$1 $2").toLowerCase().split(/[^a-z0-9]+/).filter((w) => w);
+  const words = keyWords(key);
   const last = words.at(-1) ?? "";
   return CREDENTIAL_NOUNS.has(last) || (words.at(-2) === "api" && last === "key") ||
     SENSITIVE_SUFFIXES.some((x) => last.length > x.length && last.endsWith(x));

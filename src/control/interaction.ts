@@ -157,6 +157,13 @@ async function dispatchAndObserve(
  * expanded echo, which shares the navigation object, says the same as the index.
  */
 function storable(record: InteractionRecord): InteractionRecord {
-  if (record.navigation) record.navigation.url = storedUrl(record.navigation.url).url;
+  const nav = record.navigation;
+  // Hashing a stored URL's path again would change it, so a record is treated once.
+  if (nav && !STORED.has(nav)) {
+    nav.url = storedUrl(nav.url).url;
+    STORED.add(nav);
+  }
   return record;
 }
+
+const STORED = new WeakSet<object>();
