@@ -121,6 +121,16 @@ export async function closedPagesAndConflicts(server: ServerHandle, check: Check
     ["start_browser", { profile: "work", temporary: true }, "profile.*temporary"],
     ["list_source_frames", { interaction_id: interaction, page_id: closedId }, "page_id.*range"],
     [
+      "resolve_temporal_range",
+      { range: { start_ms: 0, end_ms: 900, before_ms: 100 } },
+      "before_ms.*start_ms",
+    ],
+    [
+      "query_browser_events",
+      { range: { first_frame_id: 1, last_frame_id: 2, after_ms: 50 } },
+      "after_ms.*first_frame_id",
+    ],
+    [
       "generate_artifacts",
       { interaction_id: interaction, region: { x: 0, y: 0, width: 10, height: 10 } },
       "region",

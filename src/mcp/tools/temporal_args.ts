@@ -172,8 +172,31 @@ async function anyRangeOf(app: AppContext, args: RangeArgs): Promise<ResolvedRan
   }
   const session = await resolveSession(app, args.session_id);
   if (range?.page_id !== undefined) assertSessionPage(app, session, range.page_id, "range.page_id");
+  if (range) assertContextWidens(range);
   const request = range ?? (args.interaction_id ? { interaction_id: args.interaction_id } : {});
   return resolveRange(app.recorder.reader(), session, request, liveView(app, session));
+}
+
+const BOUNDED_FIELDS = [
+  "start_ms",
+  "end_ms",
+  "start_time",
+  "end_time",
+  "first_frame_id",
+  "last_frame_id",
+] as const;
+
+/** before_ms/after_ms widen a point anchor; beside explicit bounds they used to be dropped without a word. */
+function assertContextWidens(range: z.infer<typeof rangeRequest>): void {
+  const bound = BOUNDED_FIELDS.find((f) => range[f] !== undefined);
+  const context = (["before_ms", "after_ms"] as const).find((f) => range[f] !== undefined);
+  if (bound === undefined || context === undefined) return;
+  throw conflictingArguments(
+    `range.${context}`,
+    `range.${bound}`,
+    `${context} widens an interaction, navigation or marker anchor, and a ${bound} range states its own bounds.`,
+    `Drop ${context} and move the bounds instead, or anchor on an interaction_id with ${context}.`,
+  );
 }
 
 /** A range handle or echoed range names its session; a different session_id beside it cannot both hold. */
