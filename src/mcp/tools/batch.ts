@@ -1,5 +1,4 @@
 import { z } from "zod";
-import type { BrowserSession } from "../../browser/session.ts";
 import type { RowMessage } from "../../capture/messages.ts";
 import { ToolError } from "../../errors.ts";
 import type { AppContext } from "../context.ts";
@@ -12,6 +11,7 @@ import { inspectTools } from "./inspect.ts";
 import { interactionTools } from "./interactions.ts";
 import { pageTools } from "./pages.ts";
 import { viewportTools } from "./viewport.ts";
+import { StepWatch, watchedApp } from "./batch_watch.ts";
 
 const MAX_STEPS = 50;
 const DEFAULT_DEADLINE_MS = 60_000;
@@ -22,11 +22,17 @@ const DEFAULT_DEADLINE_MS = 60_000;
 const DISPATCHED_GRACE_MS = 3_000;
 
 type StepStatus = "ok" | "failed" | "skipped" | "timed_out";
+/**
+ * How far the step got: not_started (never called), started (running, no interaction begun),
+ * dispatched (its interaction began: input may have reached the page), completed (it returned).
+ */
+type StepPhase = "not_started" | "started" | "dispatched" | "completed";
 
 interface StepResult {
   index: number;
   tool: string;
   status: StepStatus;
+  phase: StepPhase;
   elapsed_ms: number;
   interaction_id?: string;
   error?: { code: string; message: string };
@@ -101,33 +107,53 @@ interface Run {
   failure?: Failure;
 }
 
-function deadlineError(p: Planned, deadlineMs: number, anchor: string | undefined): ToolError {
+/** Tools whose effect on the page is an interaction (they return the live observation). */
+const interacts = (tool: Tool) => "interaction_id" in tool.output.shape;
+
+/** Says exactly how far the step got when the deadline expired, so the caller knows what ran. */
+function deadlineError(p: Planned, deadlineMs: number, phase: StepPhase, anchor?: string): ToolError {
+  const step = `steps[${p.index}] (${p.tool.name})`;
+  const base = `The batch deadline of ${deadlineMs} ms expired`;
+  const message = phase === "not_started"
+    ? `${base} before ${step} started.`
+    : anchor && phase === "completed"
+    ? `${base} during ${step} after it dispatched (${anchor}); it then completed within the ${DISPATCHED_GRACE_MS} ms grace and its result is kept.`
+    : anchor
+    ? `${base} during ${step} after it dispatched (${anchor}); its observation had not finished within the ${DISPATCHED_GRACE_MS} ms grace.`
+    : interacts(p.tool)
+    ? `${base} before ${step} dispatched; it was stopped before dispatching any input.`
+    : `${base} while ${step} was running; it records no interaction, so what it had already sent to the page may have taken effect.`;
   return new ToolError({
     code: "batch_deadline_exceeded",
-    message: anchor
-      ? `The batch deadline of ${deadlineMs} ms expired during steps[${p.index}] (${p.tool.name}) after it dispatched (${anchor}).`
-      : `The batch deadline of ${deadlineMs} ms expired before steps[${p.index}] (${p.tool.name}) dispatched.`,
+    message,
     retry: "after_recovery",
     recovery:
       "Check the page (snapshot_page) before re-running the remaining steps; raise deadline_ms if the steps are legitimately slow.",
     ...(anchor ? { affected: { interaction_id: anchor } } : {}),
-    details: { deadline_ms: deadlineMs },
+    details: { deadline_ms: deadlineMs, phase },
   });
 }
 
 async function runSteps(
-  session: BrowserSession,
   app: AppContext,
   plan: Planned[],
   opts: { continueOnError: boolean; deadlineMs: number; screenshots: boolean },
 ): Promise<Run> {
   const run: Run = { steps: [] };
   const deadlineAt = performance.now() + opts.deadlineMs;
-  const record = (p: Planned, started: number, status: StepStatus, out?: ToolOutput, error?: ToolError) => {
+  const record = (
+    p: Planned,
+    started: number,
+    status: StepStatus,
+    phase: StepPhase,
+    out?: ToolOutput,
+    error?: ToolError,
+  ) => {
     const result: StepResult = {
       index: p.index,
       tool: p.tool.name,
       status,
+      phase,
       elapsed_ms: Math.round(performance.now() - started),
     };
     if (out) {
@@ -145,39 +171,57 @@ async function runSteps(
   };
   for (const p of plan) {
     if (run.stop) {
-      run.steps.push({ index: p.index, tool: p.tool.name, status: "skipped", elapsed_ms: 0 });
+      run.steps.push({
+        index: p.index,
+        tool: p.tool.name,
+        status: "skipped",
+        phase: "not_started",
+        elapsed_ms: 0,
+      });
       continue;
     }
     const started = performance.now();
     const remaining = deadlineAt - started;
-    const anchorBefore = session.activeInteractionId;
-    const running = remaining > 0 ? p.tool.run(p.args, app) : undefined;
+    const watch = new StepWatch();
+    const running = remaining > 0
+      ? p.tool.run(p.args, watchedApp(app, watch, () => deadlineError(p, opts.deadlineMs, "started")))
+      : undefined;
     const out = running ? await Promise.race([running, later(remaining, undefined)]) : undefined;
     if (out && !out.isError) {
-      record(p, started, "ok", out);
+      record(p, started, "ok", "completed", out);
       continue;
     }
     if (out) {
       const failure = { index: p.index, tool: p.tool.name, error: stepError(out) };
-      record(p, started, "failed", out, failure.error);
+      record(p, started, "failed", "completed", out, failure.error);
       if (!opts.continueOnError) run.stop = { ...failure, timedOut: false };
       else run.failure ??= failure;
       continue;
     }
-    // The deadline passed. A step that has begun its interaction keeps its anchor (and, within a
-    // short grace, its observation); one that had not dispatched is a plain failed step.
-    const active = session.activeInteractionId;
-    const anchor = active !== undefined && active !== anchorBefore ? active : undefined;
-    const error = deadlineError(p, opts.deadlineMs, anchor);
-    if (anchor && running) {
-      const late = await Promise.race([running, later(DISPATCHED_GRACE_MS, undefined)]);
-      record(p, started, "timed_out", late, error).interaction_id ??= anchor;
-    } else {
-      record(p, started, "failed", undefined, error);
+    // The deadline passed. A step that began its interaction (whether or not that interaction is
+    // still open) keeps its anchor and, within a short grace, its result; one that had not is
+    // stopped before it can dispatch, so "not dispatched" stays true after the batch returns.
+    const anchor = watch.anchor;
+    if (!running) {
+      const error = deadlineError(p, opts.deadlineMs, "not_started");
+      record(p, started, "failed", "not_started", undefined, error);
+      run.stop = { index: p.index, tool: p.tool.name, error, timedOut: true };
+      continue;
     }
-    // A step still running after the grace finishes on its own bounds; its result is not awaited.
-    running?.catch(() => {});
-    run.stop = { index: p.index, tool: p.tool.name, error, timedOut: true };
+    if (anchor) {
+      const late = await Promise.race([running, later(DISPATCHED_GRACE_MS, undefined)]);
+      const phase = late ? "completed" : "dispatched";
+      const error = deadlineError(p, opts.deadlineMs, phase, anchor);
+      record(p, started, "timed_out", phase, late, error).interaction_id ??= anchor;
+      run.stop = { index: p.index, tool: p.tool.name, error, timedOut: true };
+    } else {
+      watch.stop();
+      const error = deadlineError(p, opts.deadlineMs, "started");
+      record(p, started, "failed", "started", undefined, error);
+      run.stop = { index: p.index, tool: p.tool.name, error, timedOut: true };
+    }
+    // A step still running finishes on its own bounds; its result is not awaited.
+    running.catch(() => {});
   }
   return run;
 }
@@ -193,7 +237,12 @@ function present(run: Run, batchId: string): ToolOutput {
     retry: failure.error.retry,
     recovery: failure.error.recovery,
     affected: failure.error.affected,
-    details: { step_index: failure.index, tool: failure.tool, cause: failure.error.message },
+    details: {
+      ...(failure.error.code === "batch_deadline_exceeded" ? failure.error.details : {}),
+      step_index: failure.index,
+      tool: failure.tool,
+      cause: failure.error.message,
+    },
   });
   const obs = run.observation;
   const lines = [
@@ -205,8 +254,10 @@ function present(run: Run, batchId: string): ToolOutput {
   for (const s of run.steps) {
     lines.push(
       `[${s.index}] ${s.tool} ${s.status}${
-        s.interaction_id ? ` (${s.interaction_id})` : ""
-      } ${s.elapsed_ms} ms${s.error ? `: ${s.error.code}` : ""}`,
+        s.status === "timed_out" || s.phase === "started" ? ` (${s.phase})` : ""
+      }${s.interaction_id ? ` (${s.interaction_id})` : ""} ${s.elapsed_ms} ms${
+        s.error ? `: ${s.error.code}` : ""
+      }`,
     );
   }
   if (obs) lines.push(`final observation from steps[${obs.index}]:`, obs.out.text);
@@ -279,7 +330,7 @@ export function batchTool(extra: Tool[]): Tool {
       });
       const session = app.browsers.require();
       const batchId = `s${session.ordinal}-b${++batchCounter}`;
-      const run = await runSteps(session, batchScoped(app, batchId), plan, {
+      const run = await runSteps(batchScoped(app, batchId), plan, {
         continueOnError: args.continue_on_error ?? false,
         deadlineMs: args.deadline_ms ?? DEFAULT_DEADLINE_MS,
         screenshots: args.screenshots ?? false,
