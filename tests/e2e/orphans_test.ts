@@ -4,7 +4,16 @@
  * temporary launch leaves no profile behind. Processes are counted from /proc by profile dir.
  */
 import { assert, assertEquals } from "../assert.ts";
-import { e2e, errorCode, fixtures, type ServerHandle, startServer, structured, textOf } from "./harness.ts";
+import {
+  e2e,
+  errorCode,
+  fixtures,
+  type ServerHandle,
+  startDebugChrome,
+  startServer,
+  structured,
+  textOf,
+} from "./harness.ts";
 import {
   chromiumProcessesOf,
   exists,
@@ -174,6 +183,36 @@ exit 3
       assertEquals(left, [], "no temporary profile directory is left behind");
     } finally {
       await server.close();
+      await dirs.remove();
+    }
+  },
+});
+
+Deno.test({
+  name: "an attached browser is not ours: it survives kill -9 of the server and the restart's reaping",
+  ...e2e,
+  fn: async () => {
+    const dirs = await scratchDirs();
+    const profile = await Deno.makeTempDir({ prefix: "krometrail-orphans-attached-" });
+    const chrome = await startDebugChrome(profile);
+    try {
+      const server = await startServer({ dataDir: dirs.dataDir });
+      const attached = await server.call("attach_browser", { endpoint: `http://127.0.0.1:${chrome.port}` });
+      assert(!attached.isError, textOf(attached));
+      assert(server.pid, "server pid known");
+      killHard(server.pid);
+      await server.close();
+      await new Promise((r) => setTimeout(r, 1_000));
+      const restarted = await startServer({ dataDir: dirs.dataDir });
+      await restarted.close();
+      assert(chromiumProcessesOf(profile).length > 0, "the attached Chromium still runs");
+      const version = await fetch(`http://127.0.0.1:${chrome.port}/json/version`);
+      assert(version.ok, "and still serves its endpoint");
+      await version.body?.cancel();
+    } finally {
+      chrome.child.kill("SIGKILL");
+      await chrome.child.status;
+      await Deno.remove(profile, { recursive: true }).catch(() => {});
       await dirs.remove();
     }
   },
