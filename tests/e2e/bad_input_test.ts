@@ -208,7 +208,9 @@ Deno.test({
       const status = structured(await server.call("browser_status"));
       assertEquals(status.running, true);
       const snap = structured(await server.call("snapshot_page"));
-      const clicked = structured(await server.call("click", { ref: refOf(snap, "button", "Show details") }));
+      const clicked = structured(
+        await server.call("click", { ref: refOf(snap, "button", /^(Show|Hide) details$/) }),
+      );
       assertEquals(clicked.status, "ok");
     }, { browser: {} }),
 });
