@@ -33,7 +33,7 @@ export async function* filesUnder(root: string, skip: string[] = []): AsyncGener
 
 /**
  * Byte-greps every file (all bytes: SQLite pages, WAL, segments, evidence) for each secret, in the raw
- * form and percent-encoded, since Chrome may hand URLs over encoded.
+ * form and percent-encoded, since Chrome may hand URLs over encoded; file names count too.
  */
 export async function grepSecrets(root: string, secrets: string[], skip: string[] = []): Promise<{
   files: number;
@@ -52,6 +52,10 @@ export async function grepSecrets(root: string, secrets: string[], skip: string[
     const data = await Deno.readFile(path).catch(() => new Uint8Array());
     files++;
     bytes += data.length;
+    // A download or evidence file named after a URL would leak through its name, not its bytes.
+    for (const secret of secrets) {
+      if (relative(root, path).includes(secret)) hits.push({ file: relative(root, path), secret, count: 1 });
+    }
     for (const n of needles) {
       const count = countBytes(data, n.bytes);
       if (count > 0) hits.push({ file: relative(root, path), secret: n.secret, count });
