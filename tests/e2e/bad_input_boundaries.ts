@@ -119,6 +119,7 @@ export async function closedPagesAndConflicts(server: ServerHandle, check: Check
 
   const conflicts: Array<[string, Record<string, unknown>, string]> = [
     ["start_browser", { profile: "work", temporary: true }, "profile.*temporary"],
+    ["wait", { time_ms: 10, timeout_ms: 5_000 }, "time_ms.*timeout_ms"],
     ["list_source_frames", { interaction_id: interaction, page_id: closedId }, "page_id.*range"],
     [
       "resolve_temporal_range",

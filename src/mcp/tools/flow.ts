@@ -4,6 +4,7 @@ import { defineTool, type Tool } from "../define_tool.ts";
 import { OUTPUT_SCHEMAS } from "../output_schemas.ts";
 import { output } from "../response.ts";
 import { locator, pageId, ref, selector } from "../schemas.ts";
+import { conflictingArguments } from "./arg_conflicts.ts";
 import { batchTool } from "./batch.ts";
 
 const WAIT_LIMIT_MS = 60_000;
@@ -101,6 +102,15 @@ const waitTool = defineTool({
   input: waitInput,
   annotations: { readOnlyHint: true },
   handler: async (args, app) => {
+    // time_ms is the whole wait; a timeout beside it was never consulted.
+    if (args.time_ms !== undefined && args.timeout_ms !== undefined) {
+      throw conflictingArguments(
+        "time_ms",
+        "timeout_ms",
+        "time_ms waits exactly that long, and timeout_ms bounds a condition wait.",
+        "Drop timeout_ms for a fixed wait, or wait for a condition with timeout_ms.",
+      );
+    }
     const condition = conditionOf(args);
     const r = await waitFor(app.browsers.require(), condition, args.timeout_ms ?? 10_000, args.page_id);
     return output(
