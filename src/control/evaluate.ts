@@ -17,7 +17,9 @@ const PROBE_MS = 400;
 /** After terminating, how long the page gets to answer again. */
 const RECOVER_MS = 1_000;
 /** Turning an object result into JSON runs page getters and toJSON; they are bounded too. */
-const SERIALIZE_MS = 2_000;
+const SERIALIZE_MS = 1_500;
+/** How long a reply that comes after we gave up is still awaited, to release what it holds. */
+const LATE_REPLY_MS = 60_000;
 const PREVIEW_CHARS = 200;
 const DROPPED_PATHS = 5;
 
@@ -62,15 +64,18 @@ export async function evaluateExpression(
     userGesture: true,
     // No Chrome `timeout`: it also ends a loop in the expression's microtasks while leaving the
     // promise pending with no reply, indistinguishable from a promise that merely has not settled.
-  }, timeoutMs + PROBE_MS + RECOVER_MS + 1_000).then((r) => ({ r }), (err) => ({ err }));
+  }, timeoutMs + LATE_REPLY_MS).then((r) => ({ r }), (err) => ({ err }));
   const first = await Promise.race([reply, later(timeoutMs, undefined)]);
-  if (!first) {
+  let settled: Reply;
+  try {
+    settled = first ?? await overrun(page, reply, timeoutMs, started);
+  } catch (err) {
     // The reply may still come (a promise settling late); its objects are released then.
     void reply.then(release);
-    return await valueOf(page, await overrun(page, reply, timeoutMs, started), timeoutMs, started);
+    throw err;
   }
   try {
-    return await valueOf(page, first, timeoutMs, started);
+    return await valueOf(page, settled, timeoutMs, started);
   } finally {
     release();
   }
@@ -92,13 +97,14 @@ async function overrun(page: PageTarget, reply: Promise<Reply>, timeoutMs: numbe
     .then(() => "answered" as const, (err) => ({ probeError: err }));
   const seen = await Promise.race([reply, probe, later(PROBE_MS, "busy" as const)]);
   if (typeof seen === "object" && "probeError" in seen) throw asToolError(seen.probeError);
-  // Settled just after the deadline: a value is a value; Chrome's termination is a timeout (valueOf).
+  // Settled just after the deadline: a value is a value.
   if (typeof seen === "object") return seen;
   if (page.dialog) throw dialogBlocked(page, timeoutMs);
   if (seen === "answered") throw promisePending(page, timeoutMs, started);
-  await page.send("Runtime.terminateExecution", undefined, RECOVER_MS).catch(() => {});
+  void page.send("Runtime.terminateExecution", undefined, RECOVER_MS).catch(() => {});
+  // Any reply to the queued check, even an error, means the main thread is handling messages again.
   const after = await Promise.race([probe, later(RECOVER_MS, "busy" as const)]);
-  throw terminated(page, timeoutMs, started, after === "answered");
+  throw terminated(page, timeoutMs, started, after !== "busy");
 }
 
 async function valueOf(
@@ -140,9 +146,9 @@ async function valueOf(
     functionDeclaration: SERIALIZE,
     arguments: [{ value: EVALUATE_RESULT_LIMIT }],
     returnByValue: true,
-  }, SERIALIZE_MS).catch(async (err) => {
+  }, SERIALIZE_MS).catch((err) => {
     if (!(err instanceof ToolError && err.code === "cdp_timeout")) throw err;
-    await page.send("Runtime.terminateExecution", undefined, RECOVER_MS).catch(() => {});
+    void page.send("Runtime.terminateExecution", undefined, RECOVER_MS).catch(() => {});
     throw new ToolError({
       code: "evaluation_timeout",
       message:

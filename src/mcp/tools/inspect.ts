@@ -168,8 +168,7 @@ export const inspectTools = [
     name: "evaluate_page",
     capability: "control",
     output: OUTPUT_SCHEMAS.evaluate_page,
-    description:
-      "Evaluate a JavaScript expression in the page; promises are awaited up to timeout_ms (default 10000), after which script still running is terminated; returns JSON (window, DOM nodes, cycles, Maps are result_not_serializable).",
+    description: "Evaluate a JavaScript expression in the page; promises are awaited; returns JSON.",
     input: z.strictObject({
       expression: z.string().max(100_000),
       page_id: pageId.optional(),
