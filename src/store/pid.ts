@@ -1,16 +1,32 @@
 /**
  * Whether a local process id is alive. Deno refuses /proc without --allow-all, so this asks
  * `kill -0`, which sends nothing; any doubt counts as alive so nothing live is ever reclaimed.
+ * A zombie (killed, not yet reaped by its new parent) is dead: it holds nothing and runs nothing,
+ * yet `kill -0` still succeeds on it.
  */
 export function pidAlive(pid: number): boolean {
   if (!Number.isInteger(pid) || pid <= 0) return true;
   try {
     const out = new Deno.Command("kill", { args: ["-0", String(pid)], stdout: "null", stderr: "piped" })
       .outputSync();
-    if (out.success) return true;
+    if (out.success) return !isZombie(pid);
     return !/no such process/i.test(new TextDecoder().decode(out.stderr));
   } catch {
     return true;
+  }
+}
+
+function isZombie(pid: number): boolean {
+  try {
+    const out = new Deno.Command("ps", {
+      args: ["-o", "stat=", "-p", String(pid)],
+      stdout: "piped",
+      stderr: "null",
+    })
+      .outputSync();
+    return out.success && new TextDecoder().decode(out.stdout).trim().startsWith("Z");
+  } catch {
+    return false;
   }
 }
 
