@@ -342,8 +342,14 @@ export class BrowserSession {
     const id = pageId ?? this.selectedPageId;
     if (!id) throw noPage(this.id);
     const page = this.pages.get(id);
-    if (!page) throw /^p\d+$/.test(id) ? pageClosed(id) : pageNotFound(id);
+    if (!page) throw this.#hadPage(id) ? pageClosed(id) : pageNotFound(id);
     return page;
+  }
+
+  /** Page ids are p1, p2, … in adoption order: an id up to the last one handed out named a page once. */
+  #hadPage(id: string): boolean {
+    const m = /^p([1-9]\d*)$/.exec(id);
+    return m !== null && Number(m[1]) <= this.#pageOrdinal;
   }
 
   async createPage(url: string, background = false): Promise<PageTarget> {

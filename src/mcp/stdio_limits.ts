@@ -1,10 +1,6 @@
-import {
-  deserializeMessage,
-  type JSONRPCMessage,
-  serializeMessage,
-  type Transport,
-} from "@modelcontextprotocol/server";
+import { type JSONRPCMessage, serializeMessage, type Transport } from "@modelcontextprotocol/server";
 import { limitExceeded } from "../errors.ts";
+import { deserializeInbound } from "./own_proto.ts";
 
 /** One inbound JSON-RPC message (one stdio line, newline excluded) may be at most 10 MiB. */
 export const MAX_MESSAGE_BYTES = 10 * 1024 * 1024;
@@ -131,7 +127,7 @@ export class LineLimitedStdioTransport implements Transport {
     if (line.trim() === "") return;
     let message: JSONRPCMessage;
     try {
-      message = deserializeMessage(line);
+      message = deserializeInbound(line);
     } catch (err) {
       if (err instanceof SyntaxError) {
         this.#reply(null, -32700, `Parse error: the line is not valid JSON (${err.message.slice(0, 120)}).`);
