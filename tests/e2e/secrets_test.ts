@@ -121,9 +121,11 @@ Deno.test({
       await withServer(async (server, site) => {
         const fileUrl = `file://${REPO_ROOT}fixtures/site/form.html`;
         for (
-          const [tool, args] of [["navigate_page", { url: fileUrl }], ["create_page", {
-            url: fileUrl,
-          }]] as const
+          const [tool, args] of [
+            ["navigate_page", { url: fileUrl }],
+            ["create_page", { url: fileUrl }],
+            ["start_browser", { url: fileUrl, temporary: true }],
+          ] as const
         ) {
           const refused = await server.call(tool, args);
           assertEquals(errorCode(refused), "file_urls_disabled", `${tool}: ${textOf(refused)}`);

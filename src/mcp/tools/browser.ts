@@ -10,6 +10,7 @@ import { output } from "../response.ts";
 import type { CaptureStatus } from "../../capture/recorder.ts";
 import { detail, everyNthFrame } from "../schemas.ts";
 import { conflictingArguments } from "./arg_conflicts.ts";
+import { navigableUrl } from "../../control/navigation.ts";
 
 type Detail = "concise" | "expanded" | "full";
 
@@ -124,7 +125,8 @@ export const browserTools = [
         temporary: args.temporary,
         headless: args.headless,
         executable: args.executable,
-        url: args.url,
+        // Checked before Chrome launches: the same schemes and file:// switch as navigate_page.
+        url: args.url === undefined ? undefined : navigableUrl(args.url, app.config),
         every_nth_frame: args.every_nth_frame ?? 1,
         focus: args.focus ?? "foreground",
       });

@@ -158,7 +158,7 @@ export const interactionTools: Tool[] = [
     input: z.strictObject({
       ...elementFields,
       paths: z.array(z.string().min(1).max(4_096)).min(1).max(UPLOAD_MAX_FILES).describe(
-        "Local file paths (absolute recommended); symlinks are resolved",
+        "Absolute local file paths (relative ones resolve against KROMETRAIL_UPLOAD_ROOT when set, else are refused); symlinks are resolved",
       ),
       ...observed,
     }),
