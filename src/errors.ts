@@ -71,10 +71,27 @@ export function noBrowser(): ToolError {
   });
 }
 
+/**
+ * Chrome answers this while a page has no active renderer to run the command: a navigation or
+ * reload is still pending (for instance one queued behind a stuck main thread). Not internal.
+ */
+const NOT_ATTACHED = "Not attached to an active page";
+
 /** Turns anything thrown into a ToolError without leaking stack traces or paths. */
 export function asToolError(err: unknown): ToolError {
   if (err instanceof ToolError) return err;
   const message = err instanceof Error ? err.message : String(err);
+  if (message.includes(NOT_ATTACHED)) {
+    return new ToolError({
+      code: "page_not_active",
+      message: `The page has no active document to run this on (${
+        message.slice(0, 200)
+      }): a navigation or reload of it is still pending, as when its main thread is stuck.`,
+      retry: "after_recovery",
+      recovery:
+        "Wait for the pending navigation (list_pages shows the page's URL), or close_page it and create_page a new one.",
+    });
+  }
   return new ToolError({
     code: "internal_error",
     message: `Unexpected failure: ${message.slice(0, 500)}`,

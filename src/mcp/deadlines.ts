@@ -178,6 +178,17 @@ export function deadlineExceeded(s: DeadlineSubject, began?: string): ToolError 
   });
 }
 
+/** Why a cancelled call's commands failed: said before the page is probed, so it judges nothing. */
+function cancelledAtDeadline(s: DeadlineSubject): ToolError {
+  return new ToolError({
+    code: "deadline_exceeded",
+    message:
+      `${s.tool} passed its deadline of ${s.deadlineMs} ms; its pending browser commands were cancelled.`,
+    retry: "after_recovery",
+    details: { tool: s.tool, deadline_ms: s.deadlineMs },
+  });
+}
+
 /** Decides what a passed deadline means: a stuck page, a dialog, or slow work. */
 async function verdict(s: DeadlineSubject, began: string | undefined): Promise<ToolError> {
   const page = s.page;
@@ -238,10 +249,41 @@ export async function withDeadline(
   // Read before cancelling: the cancelled call's cleanup clears the active interaction.
   const active = session?.activeInteractionId;
   const began = active !== undefined && active !== interactionBefore ? active : undefined;
-  controller.abort(deadlineExceeded(subject, began));
+  controller.abort(cancelledAtDeadline(subject));
+  // Cancelled commands fail at once, so a dispatched action's observation degrades within the probe.
+  let graceTimer: ReturnType<typeof setTimeout> | undefined;
+  const [error, late] = await Promise.all([
+    verdict(subject, began),
+    Promise.race([
+      running.then((out) => out, () => undefined),
+      new Promise<undefined>((resolve) => {
+        graceTimer = setTimeout(() => resolve(undefined), PROBE_MS);
+      }),
+    ]),
+  ]);
+  clearTimeout(graceTimer);
+  if (began && late && !late.isError && late.structured.interaction_id === began) {
+    return degraded(late, error);
+  }
   running.then(
     () => log.debug("{tool} settled after its deadline of {ms} ms; result dropped", { tool, ms: deadlineMs }),
     () => {},
   );
-  return await verdict(subject, began);
+  return error;
+}
+
+/**
+ * A dispatched interaction whose observation the deadline cut short is a degraded non-error result
+ * with its record (spec: "Errors and Degraded Operation"), saying why the observation is missing.
+ */
+function degraded(out: ToolOutput, error: ToolError): ToolOutput {
+  const warning = `${error.code}: ${error.message}`;
+  const structured = { ...out.structured };
+  structured.warnings = [...(Array.isArray(structured.warnings) ? structured.warnings : []), warning];
+  const [head, ...rest] = out.text.split("\n");
+  return {
+    ...out,
+    structured,
+    text: [head, `${warning} Recovery: ${error.recovery ?? ""}`.trim(), ...rest].join("\n"),
+  };
 }

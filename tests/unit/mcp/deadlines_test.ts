@@ -18,7 +18,7 @@ import {
 } from "../../../src/mcp/own_proto.ts";
 import type { AppContext } from "../../../src/mcp/context.ts";
 import { output, type ToolOutput } from "../../../src/mcp/response.ts";
-import { ToolError } from "../../../src/errors.ts";
+import { asToolError, ToolError } from "../../../src/errors.ts";
 import { buildCatalogue, inputJsonSchema } from "../../../src/mcp/registry.ts";
 
 const noBrowserApp = { browsers: { current: undefined } } as unknown as AppContext;
@@ -142,4 +142,11 @@ Deno.test("only tools/call arguments are rewritten", () => {
   );
   markOwnProtoKeys(call);
   assertEquals(call.params.arguments.a[0], { [OWN_PROTO_MARK]: 2 });
+});
+
+Deno.test("a command Chrome cannot run for want of an active page is not an internal error", () => {
+  const error = asToolError(new Error("Page.getNavigationHistory: Not attached to an active page"));
+  assertEquals(error.code, "page_not_active");
+  assertEquals(error.retry, "after_recovery");
+  assert(error.recovery?.includes("close_page"));
 });
