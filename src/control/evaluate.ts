@@ -13,7 +13,7 @@ export const EVALUATE_RESULT_LIMIT = 64 * 1024;
  * After timeout_ms, how long the page gets to answer a trivial check before its running script is
  * terminated. A responsive page answers in milliseconds; this leaves room for a loaded machine.
  */
-const PROBE_MS = 400;
+const PROBE_MS = 500;
 /** After terminating, how long the page gets to answer again. */
 const RECOVER_MS = 1_000;
 /** Turning an object result into JSON runs page getters and toJSON; they are bounded too. */
@@ -56,6 +56,12 @@ export async function evaluateExpression(
   const group = `krometrail-evaluate-${++groups}`;
   const release = () => void page.send("Runtime.releaseObjectGroup", { objectGroup: group }).catch(() => {});
   const started = performance.now();
+  // Sent just ahead of the expression (the page handles them in order): its reply shows the page
+  // got as far as the expression, so whatever is running at the timeout is ours to terminate. A
+  // page already stuck in its own script never answers it, and its script is left alone.
+  const reached = { yes: false };
+  void page.send("Runtime.evaluate", { expression: "0", returnByValue: true }, timeoutMs + LATE_REPLY_MS)
+    .then(() => (reached.yes = true), () => {});
   const reply: Promise<Reply> = page.send("Runtime.evaluate", {
     expression,
     awaitPromise: true,
@@ -68,7 +74,7 @@ export async function evaluateExpression(
   const first = await Promise.race([reply, later(timeoutMs, undefined)]);
   let settled: Reply;
   try {
-    settled = first ?? await overrun(page, reply, timeoutMs, started);
+    settled = first ?? await overrun(page, reply, timeoutMs, started, () => reached.yes);
   } catch (err) {
     // The reply may still come (a promise settling late); its objects are released then.
     void reply.then(release);
@@ -88,10 +94,16 @@ const isTermination = (r: Protocol.Runtime.EvaluateResponse) =>
 
 /**
  * timeout_ms has passed. A page that answers a trivial check is responsive: the expression's promise
- * just has not settled. One that does not is running script (the expression's, or script it waits
- * on), which is terminated.
+ * just has not settled. One that does not is running script: the expression's, or script it waits
+ * on, which is terminated; or, when the page never got to the expression, its own, which is not.
  */
-async function overrun(page: PageTarget, reply: Promise<Reply>, timeoutMs: number, started: number) {
+async function overrun(
+  page: PageTarget,
+  reply: Promise<Reply>,
+  timeoutMs: number,
+  started: number,
+  reached: () => boolean,
+) {
   if (page.dialog) throw dialogBlocked(page, timeoutMs);
   const probe = page.send("Runtime.evaluate", { expression: "0", returnByValue: true }, PROBE_MS + RECOVER_MS)
     .then(() => "answered" as const, (err) => ({ probeError: err }));
@@ -101,6 +113,7 @@ async function overrun(page: PageTarget, reply: Promise<Reply>, timeoutMs: numbe
   if (typeof seen === "object") return seen;
   if (page.dialog) throw dialogBlocked(page, timeoutMs);
   if (seen === "answered") throw promisePending(page, timeoutMs, started);
+  if (!reached()) throw pageBusy(page, timeoutMs, started);
   void page.send("Runtime.terminateExecution", undefined, RECOVER_MS).catch(() => {});
   // Any reply to the queued check, even an error, means the main thread is handling messages again.
   const after = await Promise.race([probe, later(RECOVER_MS, "busy" as const)]);
@@ -222,7 +235,7 @@ function terminated(page: PageTarget, timeoutMs: number, started: number, answer
   return new ToolError({
     code: "evaluation_timeout",
     message:
-      `The expression was still running at its ${timeoutMs} ms timeout and was terminated after ${elapsed} ms; ${
+      `Script was still running at the expression's ${timeoutMs} ms timeout (the expression, or script it started or waits on) and was terminated after ${elapsed} ms; ${
         answers ? "the page answers again" : "the page still does not answer"
       }.`,
     retry: "after_recovery",
@@ -231,6 +244,20 @@ function terminated(page: PageTarget, timeoutMs: number, started: number, answer
       : "Reload the page (reload_page) or close it (close_page); its script is still not answering.",
     affected: { page_id: page.id },
     details: { timeout_ms: timeoutMs, elapsed_ms: elapsed, outcome: "terminated", page_answers: answers },
+  });
+}
+
+function pageBusy(page: PageTarget, timeoutMs: number, started: number): ToolError {
+  const elapsed = Math.round(performance.now() - started);
+  return new ToolError({
+    code: "page_unresponsive",
+    message:
+      `Page ${page.id} did not get to the expression within ${timeoutMs} ms: its main thread was already busy with the page's own script (a check sent just before the expression got no reply in ${elapsed} ms), so nothing was terminated.`,
+    retry: "after_recovery",
+    recovery:
+      `close_page ${page.id}, or navigate_page ${page.id} to about:blank or another site (a fresh renderer); reload_page and same-site URLs reuse the stuck renderer.`,
+    affected: { page_id: page.id },
+    details: { timeout_ms: timeoutMs, elapsed_ms: elapsed, outcome: "page_busy" },
   });
 }
 

@@ -122,5 +122,20 @@ Deno.test({
       );
       assertEquals(settled.value, { ok: true });
       await answers(server, "after the pending promise");
+
+      // A page stuck in its own script (from an earlier call's timer) never gets to the expression:
+      // page_unresponsive, and that script is not the expression's to terminate, so it stays stuck.
+      const freeze = await server.call("evaluate_page", {
+        expression: "setTimeout(() => { for (;;) {} }, 0); 1",
+      });
+      assertEquals(structured(freeze).value, 1);
+      await new Promise((r) => setTimeout(r, 200));
+      for (const attempt of ["first", "second"]) {
+        const { result, ms } = await timed(server, { expression: "6 * 7", timeout_ms: 300 });
+        assertEquals(errorCode(result), "page_unresponsive", `${attempt}: ${textOf(result)}`);
+        assertEquals(errorOf(result).details?.outcome, "page_busy", attempt);
+        assertMatch(errorOf(result).recovery ?? "", /close_page|navigate_page/);
+        assert(ms <= 300 + 2_000, `${attempt}: returned after ${ms} ms`);
+      }
     }, headless),
 });
