@@ -73,6 +73,16 @@ const RULES: Record<string, Rule> = {
   generate_temporal_video: fixed(VIDEO_DEADLINE_MS),
 };
 
+const OWN_TIMEOUT = new Set([
+  "navigate_page",
+  "reload_page",
+  "go_back",
+  "go_forward",
+  "evaluate_page",
+  "wait_for_download",
+  "wait",
+]);
+
 /**
  * Launch and attach open the connection whose socket outlives the call, and stop tears it down:
  * their deadline is reported but their work is not cancelled, so a slow start that completes
@@ -151,6 +161,14 @@ function dialogBlocking(s: DeadlineSubject, page: PageTarget, began?: string): T
   });
 }
 
+/** What lets legitimately slow work of this tool finish in time. */
+function raiseHint(tool: string): string {
+  if (tool === "batch") return "or raise deadline_ms";
+  if (OWN_TIMEOUT.has(tool)) return "or raise timeout_ms";
+  if (RULES[tool]) return "or ask for less (a shorter range, fewer frames)";
+  return `or raise ${DEADLINE_ENV} if this work is legitimately slow`;
+}
+
 export function deadlineExceeded(s: DeadlineSubject, began?: string): ToolError {
   const page = s.page && !s.page.closed ? s.page : undefined;
   return new ToolError({
@@ -164,11 +182,7 @@ export function deadlineExceeded(s: DeadlineSubject, began?: string): ToolError 
       ? `Check the page (snapshot_page) before repeating: interaction ${began} may have acted.`
       : UNCANCELLED.has(s.tool)
       ? "The work may still complete: check browser_status before retrying."
-      : `Retry once the page is idle${
-        RULES[s.tool]
-          ? ", or raise the tool's own timeout"
-          : `, or raise ${DEADLINE_ENV} if this work is legitimately slow`
-      }.`,
+      : `Retry once the page is idle, ${raiseHint(s.tool)}.`,
     affected: {
       ...(page ? { page_id: page.id } : {}),
       ...(s.session ? { session_id: s.session.id } : {}),
@@ -252,15 +266,15 @@ export async function withDeadline(
   controller.abort(cancelledAtDeadline(subject));
   // Cancelled commands fail at once, so a dispatched action's observation degrades within the probe.
   let graceTimer: ReturnType<typeof setTimeout> | undefined;
-  const [error, late] = await Promise.all([
-    verdict(subject, began),
-    Promise.race([
+  const grace = began
+    ? Promise.race([
       running.then((out) => out, () => undefined),
       new Promise<undefined>((resolve) => {
         graceTimer = setTimeout(() => resolve(undefined), PROBE_MS);
       }),
-    ]),
-  ]);
+    ])
+    : undefined;
+  const [error, late] = await Promise.all([verdict(subject, began), grace]);
   clearTimeout(graceTimer);
   if (began && late && !late.isError && late.structured.interaction_id === began) {
     return degraded(late, error);

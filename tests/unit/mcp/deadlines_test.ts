@@ -2,6 +2,7 @@ import { z } from "zod";
 import { assert, assertEquals } from "../../assert.ts";
 import {
   DEADLINE_ENV,
+  deadlineExceeded,
   deadlineFor,
   DEFAULT_TOOL_DEADLINE_MS,
   defaultDeadlineMs,
@@ -54,6 +55,8 @@ Deno.test("every tool that advertises timeout_ms or deadline_ms has a rule that 
     const a = deadlineFor(tool.name, { [key]: 1_000 }, 7_000);
     const b = deadlineFor(tool.name, { [key]: 2_000 }, 7_000);
     assertEquals(b - a, 1_000, `${tool.name}: its deadline follows ${key}`);
+    const recovery = deadlineExceeded({ tool: tool.name, deadlineMs: a }).recovery ?? "";
+    assert(recovery.includes(`raise ${key}`), `${tool.name}: ${recovery}`);
   }
 });
 
