@@ -67,6 +67,30 @@ Deno.test({
       assertEquals(await clicks(server), 0, "the page froze before the click");
       await settle(1_500);
       assertEquals(await clicks(server), 0, "a step reported as not dispatched must never dispatch");
+
+      // A tool without interactions cannot be stopped part-way: the report says what that means.
+      const reader = structured(
+        await server.call("batch", { steps: [{ tool: "wait", args: { time_ms: 2_000 } }], deadline_ms: 200 }),
+      ) as unknown as BatchResult;
+      assertEquals([reader.steps[0].status, reader.steps[0].phase], ["failed", "started"]);
+      assertMatch(reader.error?.message ?? "", /only reads the page/);
+      const writer = structured(
+        await server.call("batch", {
+          steps: [{
+            tool: "evaluate_page",
+            args: {
+              expression: "new Promise((r) => setTimeout(() => r(window.late = 1), 600))",
+              timeout_ms: 3_000,
+            },
+          }],
+          deadline_ms: 200,
+        }),
+      ) as unknown as BatchResult;
+      assertEquals([writer.steps[0].status, writer.steps[0].phase], ["failed", "started"]);
+      assertMatch(writer.error?.message ?? "", /may have taken effect/);
+      await settle(800);
+      const late = await server.call("evaluate_page", { expression: "window.late ?? 0" });
+      assertEquals(structured(late).value, 1, "as reported, the running step's work did take effect");
     }, headless),
 });
 

@@ -122,6 +122,8 @@ function deadlineError(p: Planned, deadlineMs: number, phase: StepPhase, anchor?
     ? `${base} during ${step} after it dispatched (${anchor}); its observation had not finished within the ${DISPATCHED_GRACE_MS} ms grace.`
     : interacts(p.tool)
     ? `${base} before ${step} dispatched; it was stopped before dispatching any input.`
+    : p.tool.annotations?.readOnlyHint
+    ? `${base} while ${step} was running; it only reads the page, so nothing was changed.`
     : `${base} while ${step} was running; it records no interaction, so what it had already sent to the page may have taken effect.`;
   return new ToolError({
     code: "batch_deadline_exceeded",
