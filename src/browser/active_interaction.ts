@@ -23,6 +23,11 @@ export class ActiveInteractions {
     return last && last.to === undefined ? last.id : undefined;
   }
 
+  /** The interaction begun last, open or already closed. */
+  get latest(): string | undefined {
+    return this.#spans.at(-1)?.id;
+  }
+
   /** Starts a span (closing the open one) or, with undefined, closes the open span. */
   set current(id: string | undefined) {
     const now = Date.now();

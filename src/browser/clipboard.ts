@@ -20,7 +20,15 @@ function unavailable(page: PageTarget, why: string, recovery: string): ToolError
 async function pageOrigin(page: PageTarget): Promise<string> {
   const r = await page.send("Runtime.evaluate", { expression: "self.origin", returnByValue: true }, 2_000)
     .catch(() => undefined);
-  const origin = r?.result.value;
+  // No answer is a busy page, not an opaque one: say so rather than blame the document's origin.
+  if (!r) {
+    throw unavailable(
+      page,
+      "the page did not answer within 2 s (its main thread may be busy in script).",
+      "Check browser_status; if the page stays unresponsive, navigate_page to about:blank or close_page.",
+    );
+  }
+  const origin = r.result.value;
   if (typeof origin !== "string" || origin === "null" || !/^[a-z][a-z0-9+.-]*:\/\//i.test(origin)) {
     throw unavailable(
       page,

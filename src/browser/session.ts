@@ -113,6 +113,11 @@ export class BrowserSession {
     return this.interactions.current;
   }
 
+  /** The interaction begun last, even when its observation has already ended. */
+  get latestInteractionId(): string | undefined {
+    return this.interactions.latest;
+  }
+
   set activeInteractionId(id: string | undefined) {
     this.interactions.current = id;
   }

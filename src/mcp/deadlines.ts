@@ -245,7 +245,8 @@ export async function withDeadline(
     session,
     page: pageScoped ? subjectPage(session, args) : undefined,
   };
-  const interactionBefore = session?.activeInteractionId;
+  // The interaction begun last, not the open one: a call whose interaction already ended still acted.
+  const interactionBefore = session?.latestInteractionId;
   const controller = new AbortController();
   const running = UNCANCELLED.has(tool) ? work() : runInCall(controller.signal, work);
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -260,9 +261,8 @@ export async function withDeadline(
   } finally {
     clearTimeout(timer);
   }
-  // Read before cancelling: the cancelled call's cleanup clears the active interaction.
-  const active = session?.activeInteractionId;
-  const began = active !== undefined && active !== interactionBefore ? active : undefined;
+  const latest = session?.latestInteractionId;
+  const began = latest !== undefined && latest !== interactionBefore ? latest : undefined;
   controller.abort(cancelledAtDeadline(subject));
   // Cancelled commands fail at once, so a dispatched action's observation degrades within the probe.
   let graceTimer: ReturnType<typeof setTimeout> | undefined;

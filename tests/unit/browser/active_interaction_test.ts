@@ -21,4 +21,5 @@ Deno.test("active interactions: an instant belongs to the span it falls in, not 
   assertEquals(spans.at(during1), "i1", "setting the same id again starts no new span");
   spans.current = undefined;
   assertEquals(spans.current, undefined);
+  assertEquals(spans.latest, "i2", "the interaction begun last stays known after its span closes");
 });
