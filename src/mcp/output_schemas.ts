@@ -63,6 +63,14 @@ export const OUTPUT_SCHEMAS = {
     nodes: list.optional().describe("expanded and full"),
   }),
   take_screenshot: z.looseObject({ uri: str, width: num, height: num }),
+  observe_live: z.looseObject({
+    page: z.looseObject({ page_id: str, url: str, title: str }),
+    dialog: z.looseObject({ open: bool, type: str.optional(), message: str.optional() }),
+    screenshot: z.looseObject({ uri: str, mime_type: str, width: num, height: num }).optional()
+      .describe("absent while a dialog is open or when the page could not be pictured (see warnings)"),
+    snapshot: obj.optional().describe("Target index at the requested detail"),
+    warnings: z.array(str).optional(),
+  }),
   evaluate_page: z.looseObject({ page_id: str, type: str, value: z.unknown() }),
   inspect_page: z.looseObject({ page_id: str, url: str, viewport: obj.optional() }),
   query_page: z.looseObject({ page_id: str, outcome: str, match_count: num, ref: str.optional() }),
@@ -96,7 +104,7 @@ export const OUTPUT_SCHEMAS = {
     next_offset: num.optional(),
   }),
   fetch_source_frames: z.looseObject(frameList),
-  delete_session: z.looseObject({ session_id: str, deleted: obj }),
+  delete_session: z.looseObject({ session_id: str, deleted: obj, freed_bytes: num }),
   query_browser_events: z.looseObject({
     session_id: str,
     events: list,

@@ -14,6 +14,7 @@ import { viewportTools } from "./tools/viewport.ts";
 import { flowTools } from "./tools/flow.ts";
 import { downloadTools } from "./tools/downloads.ts";
 import { queryTools } from "./tools/query.ts";
+import { observeTools } from "./tools/observe.ts";
 
 export type CapabilityName =
   | "control"
@@ -44,6 +45,7 @@ export const CAPABILITIES: readonly Capability[] = [
       ...browserTools,
       ...pageTools,
       ...inspectTools,
+      ...observeTools,
       ...actionTools,
       ...interactionTools,
       ...viewportTools,

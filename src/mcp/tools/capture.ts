@@ -10,6 +10,8 @@ import { conflictingArguments } from "./arg_conflicts.ts";
 import { assertSessionPage, resolveSession, sessionId } from "./sessions.ts";
 import { optionalRange, rangeFields } from "./temporal_args.ts";
 import { onScreenAt, onScreenText } from "./temporal_region.ts";
+import { removeFiles, sessionEvidenceFiles, treeBytes } from "../session_evidence.ts";
+import { join } from "node:path";
 
 export const FETCH_FRAME_LIMIT = 8;
 const LIST_DEFAULT = 50;
@@ -145,7 +147,8 @@ export const captureTools = [
     name: "delete_session",
     capability: "temporal-vision",
     output: OUTPUT_SCHEMAS.delete_session,
-    description: "Delete a stopped session's frames, events, interactions and index rows.",
+    description:
+      "Delete a stopped session's frames, events, interactions, screenshots, artifacts, videos and index rows; reports the bytes freed.",
     input: z.strictObject({ session_id: z.string().max(64) }),
     annotations: { destructiveHint: true },
     handler: async (args, app) => {
@@ -160,13 +163,26 @@ export const captureTools = [
           affected: { session_id: session },
         });
       }
+      // Attributed before the index forgets the session: screenshots are matched by session start.
+      const files = await sessionEvidenceFiles(app.recorder.reader(), app.store.root, session);
+      const segmentBytes = await treeBytes(join(app.recorder.root, "segments", session));
       const removed = await app.recorder.deleteSession(session);
       app.temporal.forgetSession(session);
+      const fileBytes = await removeFiles(files);
+      const freed = segmentBytes + fileBytes;
       return output(
-        `Deleted session ${session}: ${removed.frames} frames, ${removed.segments} segments, ${removed.events} events.`,
+        `Deleted session ${session}: ${removed.frames} frames, ${removed.segments} segments, ${removed.events} events, ${files.screenshots} screenshots, ${files.artifacts} artifacts, ${files.videos} videos; ${freed} bytes freed.`,
         {
           session_id: session,
-          deleted: { frames: removed.frames, segments: removed.segments, events: removed.events },
+          deleted: {
+            frames: removed.frames,
+            segments: removed.segments,
+            events: removed.events,
+            screenshots: files.screenshots,
+            artifacts: files.artifacts,
+            videos: files.videos,
+          },
+          freed_bytes: freed,
         },
       );
     },
