@@ -3,7 +3,7 @@
  * The ingest worker: the only writer of the index. It decodes frames off the acknowledging thread,
  * measures them, appends them to segments and commits index rows in small batches.
  */
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import type { DatabaseSync } from "node:sqlite";
 import { insertRow, openIndex } from "../store/index_db.ts";
 import {
@@ -14,7 +14,9 @@ import {
   SegmentWriter,
 } from "../store/segments.ts";
 import { type LumaImage, measureFrame } from "../vision/kernels.ts";
-import { FRAME_HEADER_BYTES } from "../store/format.ts";
+import { FRAME_HEADER_BYTES, SEGMENT_MAX_BYTES } from "../store/format.ts";
+import { InstanceCounter } from "../store/budget.ts";
+import { StoreBudget } from "./ingest_budget.ts";
 import type {
   FaultPlan,
   FlushStats,
@@ -30,9 +32,9 @@ const BATCH_MS = 100;
 let db: DatabaseSync | undefined;
 let root = "";
 let faults: FaultPlan = {};
-/** A simple per-process cap until the shared budget arrives: never grow past the configured total. */
-let budgetBytes = Number.POSITIVE_INFINITY;
-let usedBytes = 0;
+let budget: StoreBudget | undefined;
+/** Pages whose capture is paused at the share; the next stored frame ends their budget gap. */
+const pausedPages = new Set<string>();
 const writers = new Map<string, SegmentWriter>();
 const previous = new Map<string, LumaImage>();
 const storage = new Map<string, SessionStorage>();
@@ -104,7 +106,11 @@ function writerFor(sessionId: string, pageId: string): SegmentWriter {
   let w = writers.get(key);
   if (!w) {
     if (!db) throw new Error("index not open");
-    w = new SegmentWriter(db, join(root, "segments", sessionId, pageId), sessionId, pageId, faultyIo());
+    const b = budget;
+    w = new SegmentWriter(db, join(root, "segments", sessionId, pageId), sessionId, pageId, faultyIo(), {
+      maxBytes: () => b?.segmentBytes() ?? SEGMENT_MAX_BYTES,
+      onSealed: (seg) => b?.sealed(sessionId, seg),
+    });
     writers.set(key, w);
   }
   return w;
@@ -121,15 +127,21 @@ function ingest(m: FrameMessage): void {
   } catch {
     warnings.push("measurements_unavailable");
   }
-  if (usedBytes + bytes.length + FRAME_HEADER_BYTES > budgetBytes) {
+  const size = bytes.length + FRAME_HEADER_BYTES;
+  const decision = budget?.admit(size, commit);
+  if (decision && !decision.admitted) {
+    pausedPages.add(key);
     post({
       type: "over_budget",
       session_id: m.session_id,
       page_id: m.page_id,
       ordinal: m.ordinal,
       recv_ns: m.recv_ns,
-      used_bytes: usedBytes,
-      budget_bytes: budgetBytes,
+      used_bytes: decision.used,
+      budget_bytes: decision.share,
+      instances: decision.count.instances,
+      instances_source: decision.count.source,
+      frame_bytes: size,
     });
     return;
   }
@@ -155,7 +167,10 @@ function ingest(m: FrameMessage): void {
     }
     throw err;
   }
-  usedBytes += bytes.length + FRAME_HEADER_BYTES;
+  budget?.stored(m.session_id, size);
+  if (pausedPages.delete(key)) {
+    post({ type: "budget_resumed", session_id: m.session_id, page_id: m.page_id, recv_ns: m.recv_ns });
+  }
   const s = storage.get(m.session_id) ?? { frames: 0, bytes: 0 };
   s.frames++;
   s.bytes += bytes.length;
@@ -218,8 +233,8 @@ function deleteSession(id: number, sessionId: string): void {
   try {
     Deno.removeSync(join(root, "segments", sessionId), { recursive: true });
   } catch { /* nothing stored */ }
-  const freed = storage.get(sessionId);
-  if (freed) usedBytes = Math.max(0, usedBytes - freed.bytes - freed.frames * FRAME_HEADER_BYTES);
+  budget?.forgetSession(sessionId);
+  for (const key of [...pausedPages]) if (key.startsWith(`${sessionId}/`)) pausedPages.delete(key);
   storage.delete(sessionId);
   post({ type: "deleted", id, frames, segments, events });
 }
@@ -231,10 +246,16 @@ self.onmessage = (e: MessageEvent<ToWorker>) => {
       case "open": {
         root = m.root;
         faults = m.faults;
-        budgetBytes = m.budget_bytes > 0 ? m.budget_bytes : Number.POSITIVE_INFINITY;
         opCounts = {};
         const opened = openIndex(root);
         db = opened.db;
+        budget = new StoreBudget(
+          opened.db,
+          root,
+          m.budget_bytes,
+          (m.max_age_secs ?? 0) * 1000,
+          new InstanceCounter(dirname(root), basename(root)),
+        );
         post({ type: "ready", found: opened.found });
         return;
       }
@@ -288,6 +309,7 @@ self.onmessage = (e: MessageEvent<ToWorker>) => {
         }
         if (m.seal_session) sealSession(m.seal_session, m.end_ns ?? 0);
         commit();
+        budget?.enforce(commit);
         const stats: FlushStats = {
           frames_stored: [...storage.values()].reduce((a, s) => a + s.frames, 0),
           bytes_stored: [...storage.values()].reduce((a, s) => a + s.bytes, 0),
@@ -298,12 +320,16 @@ self.onmessage = (e: MessageEvent<ToWorker>) => {
           id: m.id,
           stats,
           sessions: Object.fromEntries(storage),
-          used_bytes: usedBytes,
+          used_bytes: budget?.usage() ?? 0,
+          ...(budget ? { retention: budget.status([...storage.keys()]) } : {}),
         });
         return;
       }
       case "delete_session":
         deleteSession(m.id, m.session_id);
+        return;
+      case "evidence":
+        budget?.evidence(m.path, m.bytes);
         return;
       case "close":
         commit();

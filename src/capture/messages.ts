@@ -1,5 +1,6 @@
 import type { IndexClassification } from "../store/index_db.ts";
 import type { PersistenceCause } from "../store/segments.ts";
+import type { RetentionStatus } from "./ingest_budget.ts";
 
 /** Faults the tests can inject into a real server process (KROMETRAIL_TEST_FAULTS, JSON). */
 export interface FaultPlan {
@@ -59,11 +60,12 @@ export type RowMessage =
   | { type: "event"; row: Record<string, string | number | null> };
 
 export type ToWorker =
-  | { type: "open"; root: string; faults: FaultPlan; budget_bytes: number }
+  | { type: "open"; root: string; faults: FaultPlan; budget_bytes: number; max_age_secs: number }
   | FrameMessage
   | RowMessage
   | { type: "flush"; id: number; seal_session?: string; end_ns?: number }
   | { type: "delete_session"; id: number; session_id: string }
+  | { type: "evidence"; path: string; bytes: number }
   | { type: "close"; id: number };
 
 export interface FlushStats {
@@ -90,14 +92,20 @@ export type FromWorker =
     ordinal: number;
     recv_ns: number;
     used_bytes: number;
+    /** This instance's share: the configured total divided by the live instance count. */
     budget_bytes: number;
+    instances: number;
+    instances_source: RetentionStatus["instances_source"];
+    frame_bytes: number;
   }
+  | { type: "budget_resumed"; session_id: string; page_id: string; recv_ns: number }
   | {
     type: "flushed";
     id: number;
     stats: FlushStats;
     sessions: Record<string, SessionStorage>;
     used_bytes: number;
+    retention?: RetentionStatus;
   }
   | { type: "deleted"; id: number; frames: number; segments: number; events: number }
   | { type: "closed"; id: number }

@@ -3,6 +3,9 @@ import type { BrowserSession } from "../browser/session.ts";
 import { recordBrowserEvents } from "../browser/events.ts";
 import type { PageTarget } from "../browser/targets.ts";
 import { openIndexReader } from "../store/index_db.ts";
+import { currentConfig } from "../config.ts";
+import { InstanceStore } from "../store/instance.ts";
+import type { RetentionStatus } from "./ingest_budget.ts";
 import { logger } from "../log.ts";
 import type { PersistenceCause } from "../store/segments.ts";
 import type {
@@ -40,7 +43,16 @@ export interface CaptureStatus {
   frames_rejected: number;
   /** Frames not stored because the disk budget was reached (capture paused). */
   frames_over_budget: number;
-  budget?: { used_bytes: number; budget_bytes: number; paused: true; recovery: string };
+  budget?: {
+    used_bytes: number;
+    budget_bytes: number;
+    instances: number;
+    instances_source: string;
+    paused: true;
+    recovery: string;
+  };
+  /** The shared budget as this instance sees it (spec: the retention status surface). */
+  retention?: RetentionStatus;
   gaps: number;
   bytes_stored: number;
   ack_latency_ms: { p50: number; p99: number; max: number; samples: number };
@@ -65,7 +77,7 @@ export class SessionCapture implements StreamHost {
   storage: SessionStorage = { frames: 0, bytes: 0 };
   stopped = false;
   budgetRejected = 0;
-  budget?: { used_bytes: number; budget_bytes: number };
+  budget?: { used_bytes: number; budget_bytes: number; instances: number; instances_source: string };
   #budgetGapPages = new Set<string>();
   #unsubscribe: Array<() => void> = [];
 
@@ -98,21 +110,40 @@ export class SessionCapture implements StreamHost {
     return Promise.resolve(stream && !this.stopped ? stream.postActionFrame(request) : undefined);
   }
 
-  /** Capture pauses at the budget: one open gap per page until the session ends. */
-  overBudget(pageId: string, recvNs: number, ordinal: number, used: number, budget: number): void {
+  /**
+   * Capture pauses while nothing reclaimable is left in the share: one open gap per page, ended by
+   * the next frame the worker stores (budgetResumed).
+   */
+  overBudget(m: Extract<FromWorker, { type: "over_budget" }>): void {
     this.budgetRejected++;
-    if (this.#budgetGapPages.has(pageId)) return;
-    this.#budgetGapPages.add(pageId);
-    this.budget = { used_bytes: used, budget_bytes: budget };
+    if (this.#budgetGapPages.has(m.page_id)) return;
+    this.#budgetGapPages.add(m.page_id);
+    const used = m.used_bytes;
+    const share = m.budget_bytes;
+    this.budget = {
+      used_bytes: used,
+      budget_bytes: share,
+      instances: m.instances,
+      instances_source: m.instances_source,
+    };
+    const why = m.frame_bytes > share
+      ? `a ${m.frame_bytes}-byte frame is larger than the ${share}-byte share`
+      : `disk budget reached: ${used} of ${share} bytes used`;
     this.gap({
       session_id: this.sessionId,
-      page_id: pageId,
+      page_id: m.page_id,
       kind: "budget",
-      start_ns: recvNs,
+      start_ns: m.recv_ns,
       end_ns: null,
-      ordinal,
-      cause: `disk budget reached: ${used} of ${budget} bytes used; capture paused`,
+      ordinal: m.ordinal,
+      cause: `${why} (share of ${m.instances} ${m.instances_source} instances); capture paused`,
     });
+  }
+
+  budgetResumed(pageId: string, recvNs: number): void {
+    if (!this.#budgetGapPages.delete(pageId)) return;
+    this.gapEnd(pageId, "budget", recvNs);
+    if (this.#budgetGapPages.size === 0) this.budget = undefined;
   }
 
   ackLatency(ms: number): void {
@@ -231,13 +262,14 @@ export class SessionCapture implements StreamHost {
       frames_dropped: streams.reduce((a, s) => a + s.dropped_queue, 0),
       frames_rejected: this.rejected,
       frames_over_budget: this.budgetRejected,
+      ...(this.recorder.retention ? { retention: this.recorder.retention } : {}),
       ...(this.budget
         ? {
           budget: {
             ...this.budget,
             paused: true as const,
             recovery:
-              "Raise KROMETRAIL_DISK_BUDGET_BYTES and restart, or delete_session old sessions; a new session records again only if space was freed.",
+              "Nothing reclaimable is left in this instance's share: raise KROMETRAIL_DISK_BUDGET_BYTES and restart, stop other krometrail processes sharing the data directory, or delete_session old sessions; capture resumes by itself once a frame fits.",
           },
         }
         : {}),
@@ -278,8 +310,9 @@ export class Recorder {
   readonly capacity: number;
   capabilities: Record<string, boolean> = {};
 
-  /** Bytes of frames this process has stored, as of the last flush. */
+  /** Bytes counted against this instance's share, as of the last flush. */
   usedBytes = 0;
+  retention?: RetentionStatus;
 
   private constructor(readonly root: string, readonly faults: FaultPlan, readonly budgetBytes: number) {
     this.capacity = faults.queue_capacity ?? DEFAULT_QUEUE_CAPACITY;
@@ -295,8 +328,21 @@ export class Recorder {
     const r = new Recorder(root, faults, budgetBytes);
     await new Promise<void>((resolve) => {
       r.#waiters.set(-1, () => resolve());
-      r.#worker.postMessage({ type: "open", root, faults, budget_bytes: budgetBytes } satisfies ToWorker);
+      r.#worker.postMessage(
+        {
+          type: "open",
+          root,
+          faults,
+          budget_bytes: budgetBytes,
+          max_age_secs: currentConfig().retentionMaxAgeSecs,
+        } satisfies ToWorker,
+      );
     });
+    const store = InstanceStore.current;
+    if (store?.root === root) {
+      store.onEvidence = (path, bytes) =>
+        r.#worker.postMessage({ type: "evidence", path, bytes } satisfies ToWorker);
+    }
     return r;
   }
 
@@ -327,16 +373,14 @@ export class Recorder {
         return;
       }
       case "over_budget":
-        this.captures.get(m.session_id)?.overBudget(
-          m.page_id,
-          m.recv_ns,
-          m.ordinal,
-          m.used_bytes,
-          m.budget_bytes,
-        );
+        this.captures.get(m.session_id)?.overBudget(m);
+        return;
+      case "budget_resumed":
+        this.captures.get(m.session_id)?.budgetResumed(m.page_id, m.recv_ns);
         return;
       case "flushed":
         this.usedBytes = m.used_bytes;
+        this.retention = m.retention;
         for (const [id, storage] of Object.entries(m.sessions)) {
           const capture = this.captures.get(id);
           if (capture) capture.storage = storage;

@@ -61,7 +61,11 @@ export function clearRecordingCache(root: string): void {
 }
 
 function configure(db: DatabaseSync): void {
-  db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000;");
+  // The WAL counts against the disk budget: checkpoint it every ~1 MB and truncate it back after.
+  db.exec(
+    "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000; " +
+      "PRAGMA wal_autocheckpoint = 256; PRAGMA journal_size_limit = 1048576;",
+  );
 }
 
 export interface OpenedIndex {

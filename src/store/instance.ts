@@ -39,6 +39,11 @@ export class InstanceStore {
   readonly recovered: RecoveryReport[] = [];
   #lock?: Deno.FsFile;
   #seq = 0;
+  /**
+   * Told of every evidence file this process writes, so its bytes count against the instance's
+   * share (the recorder forwards them to the ingest worker, which owns the budget).
+   */
+  onEvidence?: (path: string, bytes: number) => void;
 
   private constructor(readonly dataDir: string) {
     this.root = join(dataDir, "instances", this.id);
@@ -69,6 +74,7 @@ export class InstanceStore {
   async writeEvidence(kind: string, ext: string, bytes: Uint8Array): Promise<{ uri: string; bytes: number }> {
     const { path, uri } = await this.reserveEvidence(kind, ext);
     await Deno.writeFile(path, bytes);
+    this.onEvidence?.(path, bytes.byteLength);
     return { uri, bytes: bytes.byteLength };
   }
 

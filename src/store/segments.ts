@@ -75,6 +75,20 @@ interface OpenSegment {
   lastNs: number;
 }
 
+/** A segment that was just sealed: from now on it is immutable and reclaimable. */
+export interface SealedSegment {
+  id: number;
+  path: string;
+  bytes: number;
+  endNs: number;
+}
+
+export interface SegmentLimits {
+  /** Bytes after which the open segment is sealed; read at each append, since the share moves with N. */
+  maxBytes?: () => number;
+  onSealed?: (segment: SealedSegment) => void;
+}
+
 export interface AppendResult {
   segmentId: number;
   offset: number;
@@ -98,6 +112,7 @@ export class SegmentWriter {
     private readonly sessionId: string,
     private readonly pageId: string,
     private readonly io: SegmentIo = realIo,
+    private readonly limits: SegmentLimits = {},
   ) {
     Deno.mkdirSync(dir, { recursive: true });
   }
@@ -164,6 +179,12 @@ export class SegmentWriter {
       "UPDATE segments SET path = ?, end_ns = ?, bytes = ?, frames = ?, sealed = 1 WHERE id = ?",
     )
       .run(seg.sealedPath, Math.round(Math.max(endNs, seg.lastNs)), seg.bytes, seg.frames, seg.id);
+    this.limits.onSealed?.({
+      id: seg.id,
+      path: seg.sealedPath,
+      bytes: seg.bytes,
+      endNs: Math.round(Math.max(endNs, seg.lastNs)),
+    });
     try {
       this.io.syncDir(this.dir);
     } catch (err) {
@@ -175,8 +196,10 @@ export class SegmentWriter {
   append(ordinal: number, recvNs: number, payload: Uint8Array): AppendResult {
     if (this.#terminal) throw new PersistenceError(this.#terminal);
     const cur = this.#current;
+    const maxBytes = this.limits.maxBytes?.() ?? SEGMENT_MAX_BYTES;
     if (
-      cur && (recvNs - cur.startNs > SEGMENT_MAX_AGE_NS || cur.bytes + payload.length > SEGMENT_MAX_BYTES)
+      cur && cur.frames > 0 &&
+      (recvNs - cur.startNs > SEGMENT_MAX_AGE_NS || cur.bytes + payload.length > maxBytes)
     ) {
       this.#seal(recvNs);
     }
@@ -193,6 +216,11 @@ export class SegmentWriter {
     seg.frames++;
     seg.lastNs = recvNs;
     return { segmentId: seg.id, offset, length: payload.length };
+  }
+
+  /** Bytes in the open (not yet reclaimable) segment. */
+  get openBytes(): number {
+    return this.#current?.bytes ?? 0;
   }
 
   /** Flushes and seals whatever is open (session stop). */

@@ -55,8 +55,21 @@ function conciseCapture(c: CaptureStatus): Record<string, unknown> {
     frames_dropped: c.frames_dropped,
     gaps: c.gaps,
     ...(c.budget ? { budget: c.budget } : {}),
+    ...(c.retention ? { retention: conciseRetention(c.retention) } : {}),
     bytes_stored: c.bytes_stored,
     ...(c.persistence_failure ? { persistence_failure: c.persistence_failure } : {}),
+  };
+}
+
+/** The budget figures an agent acts on; the reclaim tallies and age limit stay in expanded. */
+function conciseRetention(r: NonNullable<CaptureStatus["retention"]>): Record<string, unknown> {
+  return {
+    share_bytes: r.share_bytes,
+    instances: r.instances,
+    instances_source: r.instances_source,
+    used_bytes: r.used_bytes,
+    ...(r.oldest_retained_at ? { oldest_retained_at: r.oldest_retained_at } : {}),
+    ...(r.recording_blocked ? { recording_blocked: true } : {}),
   };
 }
 

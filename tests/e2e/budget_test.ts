@@ -1,0 +1,105 @@
+import { assert, assertEquals } from "../assert.ts";
+import { e2e, startServer, structured, textOf, withServer } from "./harness.ts";
+import { captureOf, diskBytes, instanceRoots, sleep } from "./budget_util.ts";
+import { segmentBytesFor } from "../../src/store/budget.ts";
+import { SEGMENT_MAX_BYTES } from "../../src/store/format.ts";
+import { fixtures } from "./harness.ts";
+
+const BUDGET = 2_000_000;
+
+Deno.test({
+  name:
+    "budget: a recording well past a tiny budget trims oldest first, stays within its share, and keeps storing",
+  ...e2e,
+  fn: () =>
+    withServer(async (server, site) => {
+      const [root] = instanceRoots(server.dataDir);
+      // The empty index is the store's fixed cost, not counted against the share.
+      const fixed = diskBytes(root) + 128 * 1024;
+      const bound = BUDGET + segmentBytesFor(BUDGET, SEGMENT_MAX_BYTES) + fixed;
+      await server.call("navigate_page", { url: `${site.origin}/animation.html` });
+      let max = 0;
+      let samples = 0;
+      let status = await captureOf(server);
+      const t0 = performance.now();
+      // Runs until reclaim has gone round several times (well past the budget), bounded generously.
+      while (performance.now() - t0 < 25_000) {
+        for (let i = 0; i < 4; i++) {
+          max = Math.max(max, diskBytes(root));
+          samples++;
+          await sleep(100);
+        }
+        status = await captureOf(server);
+        if ((status.retention?.reclaimed.bytes ?? 0) > 2 * BUDGET) break;
+      }
+      const r = status.retention;
+      console.error(
+        `budget e2e: ${samples} samples, max ${max} B on disk (bound ${bound}), stored ${status.frames_stored}, ` +
+          `reclaimed ${r?.reclaimed.bytes} B in ${r?.reclaimed.segments} segments`,
+      );
+      assert(r, "status carries the retention block");
+      assertEquals([r.budget_bytes, r.share_bytes, r.instances, r.instances_source], [
+        BUDGET,
+        BUDGET,
+        1,
+        "counted",
+      ]);
+      assert(r.reclaimed.bytes > 2 * BUDGET, `recorded well past the budget: ${JSON.stringify(r)}`);
+      assert(max <= bound, `instance root peaked at ${max} bytes, over share + one segment (${bound})`);
+      assert(r.used_bytes <= BUDGET, JSON.stringify(r));
+      // Capture resumes after every reclaim: frames keep being stored.
+      const before = status.frames_stored;
+      await sleep(1_000);
+      const later = await captureOf(server);
+      assert(later.frames_stored > before, `frames keep being stored (${before} -> ${later.frames_stored})`);
+      // The oldest evidence went first: the first retained frame is well after the session began.
+      const listed = structured(await server.call("list_source_frames", { max_frames: 1 }));
+      const frames = listed.frames as Array<{ frame_id: number; session_time_ms: number }>;
+      const total = listed.total_frame_count as number;
+      assert(frames[0].session_time_ms > 1_000, `earliest frames are gone: ${JSON.stringify(frames[0])}`);
+      const last = structured(await server.call("list_source_frames", { offset: total - 1, max_frames: 1 }));
+      const recent = (last.frames as Array<{ frame_id: number }>)[0];
+      const fetched = await server.call("fetch_source_frames", { frame_ids: [recent.frame_id] });
+      assert(!fetched.isError, textOf(fetched));
+      assert(fetched.content.some((c) => c.type === "image"), "a recent frame is fetchable");
+    }, { browser: { every_nth_frame: 1 }, env: { KROMETRAIL_DISK_BUDGET_BYTES: String(BUDGET) } }),
+});
+
+Deno.test({
+  name: "budget: two servers on one data dir each take total / 2 on their next operation",
+  ...e2e,
+  fn: async () => {
+    const site = fixtures();
+    const dataDir = await Deno.makeTempDir({ prefix: "krometrail-budget-" });
+    const env = { KROMETRAIL_DISK_BUDGET_BYTES: String(BUDGET) };
+    const a = await startServer({ dataDir, env });
+    let b: Awaited<ReturnType<typeof startServer>> | undefined;
+    try {
+      await a.call("start_browser", {
+        temporary: true,
+        every_nth_frame: 1,
+        url: `${site.origin}/animation.html`,
+      });
+      await sleep(1_500);
+      assertEquals((await captureOf(a)).retention?.share_bytes, BUDGET, "alone, a takes the whole budget");
+      b = await startServer({ dataDir, env });
+      await b.call("start_browser", { temporary: true, url: `${site.origin}/index.html` });
+      for (const server of [a, b]) {
+        const r = (await captureOf(server)).retention;
+        assertEquals([r?.share_bytes, r?.instances, r?.instances_source], [BUDGET / 2, 2, "counted"]);
+      }
+      await sleep(1_000);
+      const r = (await captureOf(a)).retention;
+      assert(r && r.used_bytes <= BUDGET / 2, `a trimmed to its new share: ${JSON.stringify(r)}`);
+      await b.close();
+      b = undefined;
+      const alone = (await captureOf(a)).retention;
+      assertEquals([alone?.share_bytes, alone?.instances], [BUDGET, 1], "a departed peer returns its share");
+    } finally {
+      await b?.close();
+      await a.close();
+      await site.close();
+      await Deno.remove(dataDir, { recursive: true }).catch(() => {});
+    }
+  },
+});
