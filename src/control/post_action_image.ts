@@ -113,6 +113,9 @@ export async function settledAfter(
   const compare = pictureComparer(shot.bytes);
   const seen: Array<{ stamp: number; visible: boolean }> = [];
   let twin: number | undefined;
+  // Whether any frame showed what the page did after the screenshot: its twin, or one drawn later.
+  let evidence = false;
+  let moving = false;
   let caughtUp = () => {};
   const caught = new Promise<void>((r) => (caughtUp = r));
   const start = watch.dispatchStartMs;
@@ -122,13 +125,17 @@ export async function settledAfter(
     const stamp = f.stampMs ?? 0;
     if (change === "same" && (twin === undefined || stamp < twin)) {
       twin = stamp;
+      evidence = true;
       // No frame after the twin within a frame and a delivery of it: the page stopped moving.
       setTimeout(caughtUp, 1.5 * pace.intervalMs + Math.max(pace.latencyMs, wallMs() - stamp) + SLACK_MS);
     }
     const visible = change === "visible";
     seen.push({ stamp, visible });
     // Caught up: a frame drawn after the screenshot's own has arrived (or the page went quiet, above).
-    if (stamp > (twin ?? shot.takenMs)) caughtUp();
+    if (stamp > (twin ?? shot.takenMs)) {
+      evidence = true;
+      caughtUp();
+    }
     return stamp > (twin ?? shot.takenMs) && visible;
   };
   const painted = watch.requestsQuiet.then((at) =>
@@ -138,13 +145,17 @@ export async function settledAfter(
     await Promise.all([watch.observed, Promise.race([painted, delay(watch.capWallMs - wallMs())])]);
     // Catching up costs a frame's delivery: only for a page that was painting before the dispatch (judged
     // now, when more of its late-delivered frames are in).
-    if (
-      start === undefined || stream.newPictures(start - Math.max(MOVING_MS, 3 * pace.intervalMs), start) >= 2
-    ) {
-      await Promise.race([caught, delay(CATCH_UP_MS)]);
-    }
+    // Or pictures kept changing around the screenshot: frames stamped before it, each unlike it, are
+    // late deliveries of a page in motion (the frames from before the dispatch may not be in yet).
+    moving = start !== undefined &&
+      (stream.newPictures(start - Math.max(MOVING_MS, 3 * pace.intervalMs), start) >= 2 ||
+        seen.filter((f) => f.visible).length >= 2);
+    if (start === undefined || moving) await Promise.race([caught, delay(CATCH_UP_MS)]);
   })();
   if (await stream.watch(until, judge)) return false;
+  // A page painting before the dispatch whose frames since have not arrived (delivery lags on a loaded
+  // machine) is not shown to have stopped: settled is a claim the frames must support.
+  if (moving && !evidence) return false;
   // Frames judged before the twin arrived (delivery is out of order), against the final baseline.
   const baseline = twin ?? shot.takenMs;
   return !seen.some((f) => f.stamp > baseline && f.visible);
