@@ -4,6 +4,7 @@
  * a page with an open dialog is described, not pictured; a stuck page answers within its deadline.
  */
 import { assert, assertEquals } from "../assert.ts";
+import { OUTPUT_SCHEMAS } from "../../src/mcp/output_schemas.ts";
 import {
   e2e,
   errorCode,
@@ -54,6 +55,9 @@ Deno.test({
       assertEquals(s.dialog.open, false);
       assert(s.snapshot.targets.some((t) => t.role === "button" && t.name === "Show alert"), textOf(live));
       assert(s.screenshot.width > 0 && s.screenshot.height > 0);
+      const shown = s.snapshot as unknown as Record<string, unknown>;
+      assertEquals([shown.page_id, shown.url], [undefined, undefined], "the page is said once, in page");
+      assertEquals(textOf(live).split(s.page.url).length, 2, "the text names the URL once");
       const inline = live.content.filter((c) => c.type === "image");
       assertEquals(inline.length, 1, "one inline image by default (an explicit visual operation)");
       assertEquals(inline[0].mimeType, s.screenshot.mime_type);

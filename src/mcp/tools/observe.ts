@@ -6,7 +6,7 @@ import { observeSnapshot } from "../../snapshot/acquire.ts";
 import { presentSnapshot } from "../../snapshot/present.ts";
 import { defineTool } from "../define_tool.ts";
 import { OUTPUT_SCHEMAS } from "../output_schemas.ts";
-import { output } from "../response.ts";
+import { leanObservation, output } from "../response.ts";
 import { detail, inlineImages, pageId } from "../schemas.ts";
 
 /** Inline images above this size go by resource reference only (as take_screenshot). */
@@ -94,14 +94,15 @@ export const observeTools = [
         ...(snapshot ? { snapshot } : {}),
         ...(warnings.length > 0 ? { warnings } : {}),
       };
-      const lines = [
-        `${page.id} ${page.url} ${JSON.stringify(page.title)}${page.loading ? " (loading)" : ""}`,
-      ];
+      // The snapshot's text opens with the page line already; it is not said twice.
+      const [snapshotHead, ...snapshotRest] = snapshotText ? snapshotText.split("\n") : [];
+      const head = snapshotHead ?? `Page ${page.id} ${JSON.stringify(page.title)} ${page.url}`;
+      const lines = [`${head}${page.loading ? " (loading)" : ""}`];
       if (page.dialog) lines.push(`dialog open: ${page.dialog.type} ${JSON.stringify(page.dialog.message)}`);
       if (screenshot) lines.push(`screenshot ${screenshot.uri as string}`);
       if (warnings.length > 0) lines.push(`warnings: ${warnings.join("; ")}`);
-      if (snapshotText) lines.push(snapshotText);
-      return output(lines.join("\n"), structured, image ? [image] : undefined);
+      lines.push(...snapshotRest);
+      return output(lines.join("\n"), leanObservation(structured), image ? [image] : undefined);
     },
   }),
 ];
