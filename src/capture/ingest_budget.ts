@@ -15,7 +15,7 @@ import {
   segmentBytesFor,
   shareOf,
 } from "../store/budget.ts";
-import { INDEX_FILE, SEGMENT_MAX_BYTES } from "../store/format.ts";
+import { INDEX_FILE, SEGMENT_MAX_AGE_NS, SEGMENT_MAX_BYTES } from "../store/format.ts";
 import type { SealedSegment } from "../store/segments.ts";
 
 /** A lock file this young may belong to a peer that has created it but not yet locked it. */
@@ -90,6 +90,11 @@ export class StoreBudget {
 
   share(): number {
     return shareOf(this.totalBytes, this.#count.instances);
+  }
+
+  /** A quarter of the maximum age, so evidence expires within ~1.25× the configured age. */
+  segmentAgeNs(): number {
+    return this.maxAgeMs > 0 ? Math.min(SEGMENT_MAX_AGE_NS, this.maxAgeMs * 1e6 / 4) : SEGMENT_MAX_AGE_NS;
   }
 
   segmentBytes(): number {

@@ -109,6 +109,7 @@ function writerFor(sessionId: string, pageId: string): SegmentWriter {
     const b = budget;
     w = new SegmentWriter(db, join(root, "segments", sessionId, pageId), sessionId, pageId, faultyIo(), {
       maxBytes: () => b?.segmentBytes() ?? SEGMENT_MAX_BYTES,
+      maxAgeNs: b?.segmentAgeNs(),
       onSealed: (seg) => b?.sealed(sessionId, seg),
     });
     writers.set(key, w);

@@ -86,6 +86,8 @@ export interface SealedSegment {
 export interface SegmentLimits {
   /** Bytes after which the open segment is sealed; read at each append, since the share moves with N. */
   maxBytes?: () => number;
+  /** Age after which the open segment is sealed; age-out can only remove whole sealed segments. */
+  maxAgeNs?: number;
   onSealed?: (segment: SealedSegment) => void;
 }
 
@@ -199,7 +201,8 @@ export class SegmentWriter {
     const maxBytes = this.limits.maxBytes?.() ?? SEGMENT_MAX_BYTES;
     if (
       cur && cur.frames > 0 &&
-      (recvNs - cur.startNs > SEGMENT_MAX_AGE_NS || cur.bytes + payload.length > maxBytes)
+      (recvNs - cur.startNs > (this.limits.maxAgeNs ?? SEGMENT_MAX_AGE_NS) ||
+        cur.bytes + payload.length > maxBytes)
     ) {
       this.#seal(recvNs);
     }
