@@ -8,6 +8,16 @@ import { e2e, fixtures, type ServerHandle, startServer, structured, textOf } fro
 import { openPanel } from "./transition_flow.ts";
 
 /** The shared index changes by design (the session's rows go); every other file is compared. */
+async function indexBytes(dataDir: string): Promise<number> {
+  let n = 0;
+  for await (const e of Deno.readDir(join(dataDir, "instances"))) {
+    for (const f of ["index.sqlite", "index.sqlite-wal", "index.sqlite-shm"]) {
+      n += await Deno.stat(join(dataDir, "instances", e.name, f)).then((st) => st.size, () => 0);
+    }
+  }
+  return n;
+}
+
 const INDEX = /(^|\/)index\.sqlite(-wal|-shm)?$/;
 
 async function hashTree(root: string): Promise<Map<string, { hash: string; size: number }>> {
@@ -31,7 +41,10 @@ async function hashTree(root: string): Promise<Map<string, { hash: string; size:
 }
 
 /** One recorded session's resource URIs: a click's observation image, a screenshot, an artifact, frames. */
-async function record(server: ServerHandle, origin: string): Promise<{ session: string; uris: string[] }> {
+async function record(
+  server: ServerHandle,
+  origin: string,
+): Promise<{ session: string; uris: string[]; usedBytes?: number; indexBytes: number }> {
   const started = await server.call("start_browser", { temporary: true });
   assert(!started.isError, textOf(started));
   const session = String(structured(started).session_id);
@@ -49,10 +62,16 @@ async function record(server: ServerHandle, origin: string): Promise<{ session: 
   >;
   assert(frames.length > 0, "frames were recorded");
   const clicked = structured(await server.call("scroll", { dy: 100 })) as { screenshot?: { uri: string } };
+  const status = structured(await server.call("browser_status", {})) as {
+    capture: { retention?: { used_bytes: number } };
+  };
+  const index = await indexBytes(server.dataDir);
   const stopped = await server.call("stop_browser", {});
   assert(!stopped.isError, textOf(stopped));
   return {
     session,
+    usedBytes: status.capture.retention?.used_bytes,
+    indexBytes: index,
     uris: [
       String(shot.uri),
       ...artifacts.flatMap((a) => [a.uri, a.manifest_uri]),
@@ -108,7 +127,26 @@ Deno.test({
       assertEquals(d.freed_bytes, vanished, "freed_bytes is what left the disk");
       const segments = [...before.keys()].filter((p) => p.includes(`segments/${first.session}/`));
       assert(segments.length > 0 && segments.every((p) => !after.has(p)), "the session's segments are gone");
-      console.error(`delete_session freed ${d.freed_bytes} bytes: ${textOf(deleted)}`);
+
+      // The share gets the bytes back at once: the next session's status counts what is left.
+      assert(second.usedBytes !== undefined, "status reports the instance's usage");
+      const third = await server.call("start_browser", { temporary: true });
+      assert(!third.isError, textOf(third));
+      const now = structured(await server.call("browser_status", {})) as {
+        capture: { retention: { used_bytes: number } };
+      };
+      // Usage counts the index's growth, and deleting rows grows its write-ahead log: that is set apart.
+      const indexGrowth = (await indexBytes(server.dataDir)) - second.indexBytes;
+      const evidenceNow = now.capture.retention.used_bytes - indexGrowth;
+      assert(
+        evidenceNow < second.usedBytes - d.freed_bytes / 2,
+        `usage ${now.capture.retention.used_bytes} (index +${indexGrowth}) after freeing ${d.freed_bytes} of ${second.usedBytes}`,
+      );
+      console.error(
+        `delete_session freed ${d.freed_bytes} bytes; usage ${second.usedBytes} -> ${evidenceNow} beside the index: ${
+          textOf(deleted)
+        }`,
+      );
     } finally {
       await server.close();
       await site.close();

@@ -166,9 +166,10 @@ export const captureTools = [
       // Attributed before the index forgets the session: screenshots are matched by session start.
       const files = await sessionEvidenceFiles(app.recorder.reader(), app.store.root, session);
       const segmentBytes = await treeBytes(join(app.recorder.root, "segments", session));
+      // Files go first, so the worker's accounting, updated when it drops the rows, finds them gone.
+      const fileBytes = await removeFiles(files);
       const removed = await app.recorder.deleteSession(session);
       app.temporal.forgetSession(session);
-      const fileBytes = await removeFiles(files);
       const freed = segmentBytes + fileBytes;
       return output(
         `Deleted session ${session}: ${removed.frames} frames, ${removed.segments} segments, ${removed.events} events, ${files.screenshots} screenshots, ${files.artifacts} artifacts, ${files.videos} videos; ${freed} bytes freed.`,
