@@ -147,6 +147,7 @@ try {
         instances: fig.instances,
         statusUsed: fig.usedBytes,
         pinned: fig.pinnedBytes,
+        reclaimed: fig.reclaimedBytes,
         blocked: fig.blocked,
         workerHeap: fig.workerHeapBytes,
         received: num(cap.frames_received),

@@ -24,6 +24,7 @@ export interface Sample {
   instances?: number;
   statusUsed?: number;
   pinned?: number;
+  reclaimed?: number;
   blocked?: string;
   rssKb?: number;
   workerHeap?: number;
@@ -51,6 +52,7 @@ export function sampleTable(samples: Sample[]): string {
     "status used MB",
     "share MB / N",
     "pinned MB",
+    "reclaimed MB",
     "RSS MiB",
     "worker CPU s",
     "recv",
@@ -70,6 +72,7 @@ export function sampleTable(samples: Sample[]): string {
       mbOf(s.statusUsed),
       `${mbOf(s.shareBytes)} / ${s.instances ?? "—"}`,
       mbOf(s.pinned),
+      mbOf(s.reclaimed),
       s.rssKb === undefined ? "—" : dec(s.rssKb / 1024),
       dec(s.workerCpu, 1),
       int(s.received),

@@ -81,8 +81,10 @@ const last = (path: string) => path.slice(path.lastIndexOf(".") + 1);
 /** Paths that hold storage accounting rather than, say, a page's byte counts. */
 const RETENTION_PATH = /budget|retention|storage|disk|reclaim|usage|share|pin/i;
 
+/** The first number whose own key matches, preferring the retention status over older fields. */
 function pick(all: Leaf[], key: RegExp, scope = RETENTION_PATH): number | undefined {
-  const hit = all.find(([p, v]) => typeof v === "number" && key.test(last(p)) && scope.test(p));
+  const hits = all.filter(([p, v]) => typeof v === "number" && key.test(last(p)) && scope.test(p));
+  const hit = hits.find(([p]) => /retention/i.test(p)) ?? hits[0];
   return hit ? hit[1] as number : undefined;
 }
 
@@ -92,6 +94,8 @@ export interface RetentionFigures {
   instances?: number;
   usedBytes?: number;
   pinnedBytes?: number;
+  /** Bytes reclaim has given back so far (segments, artifacts, abandoned roots). */
+  reclaimedBytes?: number;
   /** Whether capture or eviction says it is blocked or paused. */
   blocked?: string;
   /** The worker's own memory when status reports it (a thread has no RSS of its own). */
@@ -112,6 +116,7 @@ export function retentionFigures(status: Record<string, unknown>): RetentionFigu
     instances: pick(all, /^(n|instances|instance_count|live_instances|instances_live|divisor)$/),
     usedBytes: pick(all, /^(used_bytes|usage_bytes|used|usage|current_usage|current_usage_bytes)$/),
     pinnedBytes: pick(all, /^pinned(_usage)?(_bytes)?$/),
+    reclaimedBytes: pick(all, /^bytes$/, /reclaim/i),
     blocked: blockedLeaf ? `${blockedLeaf[0]}=${String(blockedLeaf[1])}` : undefined,
     workerHeapBytes: pick(all, /heap_used(_bytes)?$|^used_heap_size$/, /worker/i),
     seen: all.filter(([p]) => RETENTION_PATH.test(p) || /worker|heap/i.test(p)),

@@ -22,20 +22,26 @@ Deno.test("retention figures are found by name wherever status puts them", () =>
   assertEquals(landed.blocked, "capture.budget.paused=true");
 
   const shared = retentionFigures({
-    retention: {
-      budget_bytes: 200,
-      share_bytes: 50,
-      n: 4,
-      usage_bytes: 40,
-      pinned_bytes: 7,
-      blocked: "none",
+    capture: {
+      bytes_stored: 999,
+      budget: { used_bytes: 60, budget_bytes: 50, instances: 4, paused: true },
+      retention: {
+        budget_bytes: 200,
+        share_bytes: 50,
+        instances: 4,
+        used_bytes: 40,
+        pinned_bytes: 7,
+        reclaimed: { segments: 2, bytes: 30 },
+        recording_blocked: false,
+      },
     },
-    capture: { bytes_stored: 999 },
   });
   assertEquals(
-    [shared.shareBytes, shared.instances, shared.usedBytes, shared.pinnedBytes, shared.blocked],
-    [50, 4, 40, 7, undefined],
+    [shared.budgetBytes, shared.shareBytes, shared.instances, shared.usedBytes, shared.pinnedBytes],
+    [200, 50, 4, 40, 7],
   );
+  assertEquals([shared.reclaimedBytes, shared.blocked], [30, "capture.budget.paused=true"]);
+  assertEquals(retentionFigures({ retention: { n: 3, recording_blocked: false } }).blocked, undefined);
 });
 
 Deno.test("targets: frames lost without a gap, and a sample above share + one segment, are misses", () => {
