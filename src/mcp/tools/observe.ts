@@ -38,6 +38,7 @@ export const observeTools = [
       const jpeg = app.recorder.captures.has(session.id);
       let shot: Promise<Shot> | undefined;
       let hidden = false;
+      let observed = false;
       if (!page.dialog && !page.closed) {
         // Two animation frames first, so the picture is one the compositor drew after this request.
         let met = await rendezvous(page, () => {
@@ -48,7 +49,7 @@ export const observeTools = [
           hidden = await session.ensureVisible(page).then(() => false, () => true);
           if (!hidden && !page.dialog) met = await rendezvous(page);
         }
-        if (met === "unobserved") warnings.push("compositor_rendezvous_unobserved");
+        observed = met === "observed";
       }
       let screenshot: Record<string, unknown> | undefined;
       let image: { data: string; mimeType: string } | undefined;
@@ -68,7 +69,18 @@ export const observeTools = [
         if (shotResult.status === "fulfilled") {
           const s = shotResult.value;
           const saved = await app.store.writeEvidence("screenshots", jpeg ? "jpg" : "png", s.bytes);
-          screenshot = { uri: saved.uri, mime_type: s.mimeType, width: s.width, height: s.height };
+          screenshot = {
+            uri: saved.uri,
+            mime_type: s.mimeType,
+            width: s.width,
+            height: s.height,
+            // The spec's marker, as on an action's screenshot: the frames, not this image, say what settled.
+            ...(observed ? {} : {
+              marker: "compositor_rendezvous_unobserved",
+              marker_note:
+                "Image is not confirmed settled; retained temporal frames are the authority for settled visual state.",
+            }),
+          };
           const wantInline = args.inline_images ?? true;
           if (wantInline && s.data.length <= INLINE_IMAGE_LIMIT) {
             image = { data: s.data, mimeType: s.mimeType };
@@ -99,7 +111,11 @@ export const observeTools = [
       const head = snapshotHead ?? `Page ${page.id} ${JSON.stringify(page.title)} ${page.url}`;
       const lines = [`${head}${page.loading ? " (loading)" : ""}`];
       if (page.dialog) lines.push(`dialog open: ${page.dialog.type} ${JSON.stringify(page.dialog.message)}`);
-      if (screenshot) lines.push(`screenshot ${screenshot.uri as string}`);
+      if (screenshot) {
+        lines.push(
+          `screenshot ${screenshot.uri as string}${observed ? "" : " [compositor_rendezvous_unobserved]"}`,
+        );
+      }
       if (warnings.length > 0) lines.push(`warnings: ${warnings.join("; ")}`);
       lines.push(...snapshotRest);
       return output(lines.join("\n"), leanObservation(structured), image ? [image] : undefined);
