@@ -109,13 +109,12 @@ export async function navigation(
     }
   });
   await noteHttpStatus(page, observation);
-  if (stored && stored.redacted.length > 0) {
+  // Every stored path is hashed, so a URL with nothing else to drop says nothing (a lean response);
+  // the parts that usually carry credentials earn the field and a line.
+  const notable = stored?.redacted.filter((p) => p !== "path").map((p) => PART_WORDS[p] ?? p) ?? [];
+  if (stored && notable.length > 0) {
     observation.structured.url_redacted = stored.redacted;
-    // Every stored path is hashed; only the parts that usually carry credentials earn a line.
-    const notable = stored.redacted.filter((p) => p !== "path").map((p) => PART_WORDS[p] ?? p);
-    if (notable.length > 0) {
-      addLine(observation, `the recorded URL keeps no ${notable.join(", ")}; the browser has the full URL`);
-    }
+    addLine(observation, `the recorded URL keeps no ${notable.join(", ")}; the browser has the full URL`);
   }
   return observation;
 }
