@@ -184,7 +184,12 @@ export const browserTools = [
     handler: async (args, app) => {
       const s = app.browsers.current;
       const st = s ? await statusOf(app, s, args.detail ?? "concise") : { running: false };
-      return output(statusText(st), { ...st, server: capabilitiesOf(app) });
+      // Without a recording session the budget still matters (peers, age-out): the flush runs the
+      // worker's enforcement pass and reports it here instead of under capture.
+      const idle = !s || !app.recorder.captures.has(s.id);
+      if (idle) await app.recorder.flush();
+      const retention = idle && app.recorder.retention ? { retention: app.recorder.retention } : {};
+      return output(statusText(st), { ...st, server: { ...capabilitiesOf(app), ...retention } });
     },
   }),
   defineTool({
