@@ -77,6 +77,7 @@ function stuckCalls(pageId: string): Record<string, Record<string, unknown>> {
     snapshot_page: { page_id },
     query_page: { page_id, locator: { role: "button", name: "Freeze" } },
     take_screenshot: { page_id },
+    observe_live: { page_id },
     inspect_page: { page_id },
     evaluate_page: { page_id, expression: "1 + 1", timeout_ms: 500 },
     fill: { page_id, selector: "#note", value: "typed" },
