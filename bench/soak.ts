@@ -185,6 +185,10 @@ try {
   tree = proc.descendants(pid);
   const stopped = await call(server, "stop_browser");
   final = (stopped.capture ?? {}) as Record<string, unknown>;
+  // A stream that ended (ack deadline, target gone) stops receiving for the rest of the run.
+  for (const st of (final.streams ?? []) as Array<{ page_id: string; terminal?: string }>) {
+    if (st.terminal) notes.push(`stream ${st.page_id} ended: ${st.terminal}`);
+  }
   if (!stopped.capture) {
     notes.push(`stop_browser returned no capture: ${JSON.stringify(stopped).slice(0, 300)}`);
   }

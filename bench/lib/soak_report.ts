@@ -137,6 +137,9 @@ function rssTarget(samples: Sample[], every: number): string {
   const refKb = ref?.rssKb ?? 1;
   const worst = after.reduce((a, s) => Math.max(a, Math.abs((s.rssKb ?? 0) / refKb - 1)), 0);
   const kbs = after.map((s) => s.rssKb ?? 0);
+  // Growth is what a leak looks like; a drop (memory given back) also breaks "within 10%", so both show.
+  const growth = kbs.length ? Math.max(...kbs) / refKb - 1 : 0;
+  const drop = kbs.length ? 1 - Math.min(...kbs) / refKb : 0;
   const scaled = refT < RSS_REFERENCE_S
     ? ` (run shorter than 10 min: reference at ${dec(refT, 0)} s, the half)`
     : "";
@@ -145,7 +148,9 @@ function rssTarget(samples: Sample[], every: number): string {
       ref ? dec(refKb / 1024) : "—"
     } MiB at ${dec(ref?.t, 0)} s, range ${kbs.length ? dec(Math.min(...kbs) / 1024) : "—"}–${
       kbs.length ? dec(Math.max(...kbs) / 1024) : "—"
-    } MiB, worst ${dec(worst * 100)}% over ${after.length} samples`;
+    } MiB (growth at most +${dec(growth * 100)}%, drop at most −${dec(drop * 100)}%), worst ${
+      dec(worst * 100)
+    }% over ${after.length} samples`;
 }
 
 function ackTarget(final: Record<string, unknown>, samples: Sample[], floor: AckFloor | undefined): string {
@@ -189,17 +194,17 @@ export function soakPanels(samples: Sample[], share: number): Panel[] {
       title: "instance disk usage",
       unit: "MB",
       series: [
-        { label: "disk (instance root)", color: [31, 119, 180], points: pts((s) => over(s.diskBytes, MB)) },
+        { label: "disk", color: [31, 119, 180], points: pts((s) => over(s.diskBytes, MB)) },
         ...(samples.some((s) => s.statusUsed !== undefined)
           ? [{
-            label: "status usage",
+            label: "status",
             color: [44, 160, 44] as const,
             points: pts((s) => over(s.statusUsed, MB)),
           }]
           : []),
         { label: "share", color: [120, 120, 120], points: shareLine, dashed: true },
         {
-          label: "share + segment",
+          label: "share+segment",
           color: [214, 39, 40],
           points: shareLine.map(([t, v]) => [t, v + SEGMENT_MAX_BYTES / MB]),
           dashed: true,
@@ -210,7 +215,7 @@ export function soakPanels(samples: Sample[], share: number): Panel[] {
       title: "server RSS",
       unit: "MiB",
       series: [
-        { label: "process RSS", color: [255, 127, 14], points: pts((s) => over(s.rssKb, 1024)) },
+        { label: "process", color: [255, 127, 14], points: pts((s) => over(s.rssKb, 1024)) },
         ...(samples.some((s) => s.workerHeap !== undefined)
           ? [{
             label: "worker heap",
