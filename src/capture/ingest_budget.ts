@@ -55,6 +55,7 @@ export class StoreBudget {
   /** Screenshots and artifacts written through the instance store, oldest first. */
   #evidence: Array<{ path: string; bytes: number }> = [];
   #evidenceBytes = 0;
+  #videoBytes = 0;
   /** Sealed segments in retention order (oldest first). */
   #sealed: Array<ReclaimCandidate & { path: string; end_ns: number }> = [];
   #indexBaseline: number;
@@ -85,7 +86,8 @@ export class StoreBudget {
   }
 
   usage(): number {
-    return this.#segmentBytes + this.#evidenceBytes + Math.max(0, this.#indexBytes() - this.#indexBaseline);
+    return this.#segmentBytes + this.#evidenceBytes + this.#videoBytes +
+      Math.max(0, this.#indexBytes() - this.#indexBaseline);
   }
 
   share(): number {
@@ -113,7 +115,24 @@ export class StoreBudget {
 
   /** An enforcement pass with no write: a status poll trims toward a share that N has lowered. */
   enforce(commit: () => void): void {
+    this.#adoptVideos();
     this.#walk(0, commit);
+  }
+
+  /**
+   * ffmpeg writes videos itself, so nobody reports their size: they are re-measured on each
+   * enforcement pass (a handful of files, listed only then, never per frame).
+   */
+  #adoptVideos(): void {
+    let n = 0;
+    try {
+      for (const entry of Deno.readDirSync(join(this.root, "evidence", "videos"))) {
+        try {
+          if (entry.isFile) n += Deno.statSync(join(this.root, "evidence", "videos", entry.name)).size;
+        } catch { /* removed while listing */ }
+      }
+    } catch { /* no videos yet */ }
+    this.#videoBytes = n;
   }
 
   #walk(size: number, commit: () => void): Admission {
