@@ -60,9 +60,14 @@ Deno.test({
         const state = flashedState(decodeJpegLuma(bytes));
         if (state !== undefined) seen.add(state);
       }
+      // Only states Chrome produced a frame with can be captured: on a loaded machine a 50 ms state can
+      // be starved of any frame (the page records which states were still shown at the next frame).
+      const presented = structured(await server.call("evaluate_page", { expression: "window.__presented" }))
+        .value as number[];
+      assert(presented.length >= 12, `the page presented ${presented.length} of ${flashed} states`);
       const missing = [];
       // The state being shown when listing started may not have been captured yet.
-      for (let s = 1; s < flashed; s++) if (!seen.has(s)) missing.push(s);
+      for (const s of presented) if (s < flashed && !seen.has(s)) missing.push(s);
       assertEquals(
         missing,
         [],
