@@ -23,11 +23,6 @@ export class ActiveInteractions {
     return last && last.to === undefined ? last.id : undefined;
   }
 
-  /** The interaction begun last, open or already closed. */
-  get latest(): string | undefined {
-    return this.#spans.at(-1)?.id;
-  }
-
   /** Starts a span (closing the open one) or, with undefined, closes the open span. */
   set current(id: string | undefined) {
     const now = Date.now();
@@ -39,6 +34,11 @@ export class ActiveInteractions {
     if (id === undefined) return;
     this.#spans.push({ id, from: now });
     if (this.#spans.length > SPAN_MEMORY) this.#spans.shift();
+  }
+
+  /** The interaction begun last, open or already closed. */
+  get latest(): string | undefined {
+    return this.#spans.at(-1)?.id;
   }
 
   /** The interaction active at `epochMs` (Chrome's timestamp of the event), if any. */

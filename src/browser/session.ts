@@ -113,13 +113,13 @@ export class BrowserSession {
     return this.interactions.current;
   }
 
+  set activeInteractionId(id: string | undefined) {
+    this.interactions.current = id;
+  }
+
   /** The interaction begun last, even when its observation has already ended. */
   get latestInteractionId(): string | undefined {
     return this.interactions.latest;
-  }
-
-  set activeInteractionId(id: string | undefined) {
-    this.interactions.current = id;
   }
 
   /** Session-relative milliseconds on the monotonic clock. */
