@@ -12,6 +12,7 @@
  * `--page` records another fixture instead (flash.html: one full-viewport flash every 500 ms), to see
  * the same figures when Chromium is not saturating the machine.
  */
+import { argsOrExit } from "./lib/args.ts";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import type { CaptureStatus } from "../src/capture/recorder.ts";
 import { serveStatic } from "../src/demo/static_server.ts";
@@ -385,14 +386,7 @@ function targets(r: Report): string[] {
 
 // --- main ----------------------------------------------------------------------------------------
 
-const { seconds, only, page } = (() => {
-  try {
-    return parseArgs(Deno.args);
-  } catch (err) {
-    console.error(err instanceof Error ? err.message : String(err));
-    Deno.exit(2);
-  }
-})();
+const { seconds, only, page } = argsOrExit(parseArgs);
 const site = serveStatic();
 try {
   const url = `${site.origin}/${page}`;

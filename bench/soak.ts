@@ -9,6 +9,7 @@
  *
  * `deno task bench:soak 1` is a quick check; the issue's figures are from the default 10 minutes.
  */
+import { argsOrExit } from "./lib/args.ts";
 import { join } from "node:path";
 import { serveStatic } from "../src/demo/static_server.ts";
 import { REPO_ROOT, type ServerHandle, startServer, textOf } from "../tests/e2e/harness.ts";
@@ -71,14 +72,7 @@ function workerCpuSince(pid: number, start: proc.Sample | undefined): number | u
   }
 }
 
-const { minutes, budget, every, floor: floorSeconds } = (() => {
-  try {
-    return parseArgs(Deno.args);
-  } catch (err) {
-    console.error(err instanceof Error ? err.message : String(err));
-    Deno.exit(2);
-  }
-})();
+const { minutes, budget, every, floor: floorSeconds } = argsOrExit(parseArgs);
 
 const site = serveStatic();
 const url = `${site.origin}/animation.html`;
