@@ -255,7 +255,15 @@ self.onmessage = (e: MessageEvent<ToWorker>) => {
           root,
           m.budget_bytes,
           (m.max_age_secs ?? 0) * 1000,
-          new InstanceCounter(dirname(root), basename(root)),
+          new InstanceCounter(
+            dirname(root),
+            basename(root),
+            faults.instances_unreadable
+              ? () => {
+                throw new Deno.errors.PermissionDenied("instances/ unreadable (injected)");
+              }
+              : undefined,
+          ),
         );
         post({ type: "ready", found: opened.found });
         return;

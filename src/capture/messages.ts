@@ -10,6 +10,11 @@ export interface FaultPlan {
   ack_deadline_ms?: number;
   /** Make the Nth segment operation of this kind fail (1-based). */
   segment_fault?: { operation: "write" | "dir_sync"; after: number };
+  /**
+   * Every enumeration of instances/ fails, as when the directory is unreadable to this process (the
+   * suite runs as root, which no chmod can blind), so the count falls back as the spec says.
+   */
+  instances_unreadable?: boolean;
 }
 
 export interface SessionRow {

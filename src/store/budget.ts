@@ -30,13 +30,17 @@ export const LOW_WATER = 0.7;
 export class InstanceCounter {
   #lastProven?: number;
 
-  constructor(readonly instancesDir: string, readonly selfId: string) {}
+  constructor(
+    readonly instancesDir: string,
+    readonly selfId: string,
+    private readonly readDir: (dir: string) => Iterable<Deno.DirEntry> = Deno.readDirSync,
+  ) {}
 
   count(): InstanceCount {
     let n = 0;
     const unheld: string[] = [];
     try {
-      for (const entry of Deno.readDirSync(this.instancesDir)) {
+      for (const entry of this.readDir(this.instancesDir)) {
         if (!entry.isDirectory) continue;
         const root = join(this.instancesDir, entry.name);
         if (entry.name === this.selfId || lockHeld(join(root, ".lock"))) n++;
