@@ -8,3 +8,11 @@ export function concatBytes(parts: Uint8Array[]): Uint8Array {
   }
   return out;
 }
+
+/** Bytes as a person reads them: 1.2 MB, 340 kB, 12 B (decimal units, as the budget is configured). */
+export function formatBytes(n: number): string {
+  if (n >= 1e9) return `${(n / 1e9).toFixed(2)} GB`;
+  if (n >= 1e6) return `${(n / 1e6).toFixed(1)} MB`;
+  if (n >= 1e3) return `${Math.round(n / 1e3)} kB`;
+  return `${n} B`;
+}

@@ -1,8 +1,9 @@
 import { join } from "node:path";
+import { InstanceStore } from "../store/instance.ts";
 import type { CdpConnection } from "./cdp.ts";
 import { sanitizeText, sanitizeUrl } from "./privacy.ts";
 import type { BrowserSession } from "./session.ts";
-import { limitExceeded, ToolError } from "../errors.ts";
+import { asToolError, limitExceeded, ToolError } from "../errors.ts";
 import { logger } from "../log.ts";
 
 const log = logger("downloads");
@@ -22,6 +23,8 @@ export interface DownloadRow {
   /** Present once completed, for managed sessions only (an attached browser keeps its own files). */
   uri?: string;
   mime_type?: string;
+  /** Why a completed download's file was not kept (larger than this instance's disk-budget share). */
+  not_kept?: { code: string; message: string; recovery?: string };
 }
 
 interface Entry {
@@ -190,10 +193,31 @@ export class DownloadTracker {
     row.state = state === "completed" ? "completed" : "canceled";
     row.finished_ms = this.#session.now();
     if (row.state === "completed" && entry.file) {
-      row.uri = `krometrail://evidence/downloads/${entry.resourceName}`;
+      this.#keepOrRefuse(entry).then(() => {
+        this.#cursor++;
+        this.#notify();
+      });
+      return;
     }
     this.#cursor++;
     this.#notify();
+  }
+
+  /** Chrome wrote the file itself; one larger than the budget share is removed, and the row says why. */
+  async #keepOrRefuse(entry: Entry): Promise<void> {
+    try {
+      await InstanceStore.current?.admission?.("download", entry.row.bytes);
+      entry.row.uri = `krometrail://evidence/downloads/${entry.resourceName}`;
+    } catch (err) {
+      const refused = asToolError(err);
+      entry.row.not_kept = {
+        code: refused.code,
+        message: refused.message,
+        ...(refused.recovery ? { recovery: refused.recovery } : {}),
+      };
+      if (entry.file) await Deno.remove(entry.file).catch(() => {});
+      entry.file = undefined;
+    }
   }
 
   #evict(): void {

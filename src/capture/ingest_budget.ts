@@ -1,14 +1,13 @@
 /**
- * The ingest worker's side of the shared budget: what this instance holds, the share it may hold
- * at this moment, and the reclaim walk run inside the write that needs room (no timer).
+ * The ingest worker's side of the shared budget: what this instance holds, the share it may hold at
+ * this moment, pins and artifact grace, and the reclaim walk run inside the write that needs room
+ * (no timer).
  */
 import { join, sep as SEP } from "node:path";
 import type { DatabaseSync } from "node:sqlite";
 import {
-  HIGH_WATER,
   type InstanceCount,
   type InstanceCounter,
-  LOW_WATER,
   planReclaim,
   type ReclaimCandidate,
   reclaimIfAbandoned,
@@ -16,16 +15,41 @@ import {
   shareOf,
 } from "../store/budget.ts";
 import { INDEX_FILE, SEGMENT_MAX_AGE_NS, SEGMENT_MAX_BYTES } from "../store/format.ts";
+import {
+  ARTIFACT_GRACE_MS,
+  type GraceSpan,
+  inGrace,
+  keptEventSpans,
+  type PageSpan,
+  type Pin,
+  pinnedBy,
+  type PinView,
+  pinView,
+} from "../store/protection.ts";
 import type { SealedSegment } from "../store/segments.ts";
+import { indexLimitsFor, newestRetained, retainedExtent, type RetainedPoint } from "./ingest_index.ts";
 
 /** A lock file this young may belong to a peer that has created it but not yet locked it. */
 const ABANDONED_MIN_AGE_MS = 30_000;
 
 export interface Admission {
   admitted: boolean;
+  /** Why a write was refused: larger than the whole share, or nothing unprotected left to reclaim. */
+  refused?: "over_share" | "pinned" | "unreclaimable";
   used: number;
   share: number;
   count: InstanceCount;
+  pinned_bytes: number;
+  /** This decision dropped artifact grace to make room. */
+  grace_overridden: boolean;
+}
+
+/** The sticky fact that artifact grace was dropped, anchored at the newest point retained after it. */
+export interface GraceOverride extends Partial<RetainedPoint> {
+  /** When grace was last dropped. */
+  at: string;
+  /** How many decisions dropped it in this process. */
+  count: number;
 }
 
 export interface RetentionStatus {
@@ -34,35 +58,70 @@ export interface RetentionStatus {
   instances: number;
   instances_source: InstanceCount["source"];
   used_bytes: number;
+  pinned_bytes: number;
+  pins: number;
   max_age_secs: number;
   oldest_retained_at?: string;
   newest_retained_at?: string;
+  grace_window_ms: number;
+  /** Bytes under artifact grace right now: skipped by budget pressure while anything else is left. */
+  grace_protected_bytes: number;
+  grace_overridden_through?: GraceOverride;
   reclaimed: {
     segments: number;
     bytes: number;
     expired_segments: number;
     abandoned_roots: number;
     artifacts: number;
+    screenshots: number;
   };
   recording_blocked: boolean;
   eviction_blocked: boolean;
+  blocked_reason?: Admission["refused"];
 }
+
+/** Something reclaim may delete, with where it lives. */
+interface Held extends ReclaimCandidate {
+  path: string;
+  /** A generated artifact (regenerable), as opposed to recorded evidence. */
+  generated?: boolean;
+}
+
+/** The open segment of each page: not reclaimable, but what a pin of the live tail holds. */
+export type OpenSegments = () => Array<
+  { session_id: string; page_id: string; startNs: number; bytes: number }
+>;
 
 export class StoreBudget {
   /** Bytes of segment records this instance holds (open and sealed). */
   #segmentBytes = 0;
   #bySession = new Map<string, number>();
-  /** Screenshots and artifacts written through the instance store, oldest first. */
-  #evidence: Array<{ path: string; bytes: number }> = [];
-  #evidenceBytes = 0;
-  #videoBytes = 0;
-  /** Sealed segments in retention order (oldest first). */
-  #sealed: Array<ReclaimCandidate & { path: string; end_ns: number }> = [];
+  /** Screenshots, artifacts and videos written through the instance store. */
+  #fileBytes = 0;
+  /** Downloads are written by Chrome itself, so they are measured on each enforcement pass. */
+  #downloadBytes = 0;
+  /** Sealed segments and screenshots in retention order (oldest first). */
+  #retained: Held[] = [];
+  /** Generated artifacts, oldest first. */
+  #artifacts: Held[] = [];
+  #nextFileId = -1;
+  #pins = new Map<string, Pin>();
+  #pinSeq = 0;
+  #grace: GraceSpan[] = [];
+  #graceOverride?: GraceOverride;
   #indexBaseline: number;
+  #indexLimitFor = 0;
   #count: InstanceCount = { instances: 1, source: "counted" };
-  #reclaimed = { segments: 0, bytes: 0, expired_segments: 0, abandoned_roots: 0, artifacts: 0 };
+  #reclaimed = {
+    segments: 0,
+    bytes: 0,
+    expired_segments: 0,
+    abandoned_roots: 0,
+    artifacts: 0,
+    screenshots: 0,
+  };
   #blocked = false;
-  #evictionBlocked = false;
+  #refused?: Admission["refused"];
 
   constructor(
     private readonly db: DatabaseSync,
@@ -70,6 +129,7 @@ export class StoreBudget {
     private readonly totalBytes: number,
     private readonly maxAgeMs: number,
     private readonly counter: InstanceCounter,
+    private readonly openSegments: OpenSegments = () => [],
   ) {
     // The empty index is the store's fixed cost; what counts against the share is its growth.
     this.#indexBaseline = this.#indexBytes();
@@ -86,7 +146,7 @@ export class StoreBudget {
   }
 
   usage(): number {
-    return this.#segmentBytes + this.#evidenceBytes + this.#videoBytes +
+    return this.#segmentBytes + this.#fileBytes + this.#downloadBytes +
       Math.max(0, this.#indexBytes() - this.#indexBaseline);
   }
 
@@ -105,34 +165,51 @@ export class StoreBudget {
 
   /**
    * One budget decision: N counted afresh, abandoned roots reclaimed first, then this instance's
-   * expired and oldest segments. `commit` flushes pending index rows before any row is deleted.
+   * artifacts, expired and oldest evidence. `commit` flushes pending index rows before any row goes.
    */
   admit(size: number, commit: () => void): Admission {
     const decision = this.#walk(size, commit);
     this.#blocked = !decision.admitted;
+    this.#refused = decision.refused;
     return decision;
+  }
+
+  /**
+   * An artifact about to be published: its source span is under grace from now, and its bytes are
+   * judged against the share before it is written.
+   */
+  admitArtifact(size: number, span: PageSpan | undefined, commit: () => void): Admission {
+    if (span) this.#grace.push({ ...span, until_ms: Date.now() + ARTIFACT_GRACE_MS });
+    return this.#walk(size, commit);
   }
 
   /** An enforcement pass with no write: a status poll trims toward a share that N has lowered. */
   enforce(commit: () => void): void {
-    this.#adoptVideos();
+    this.#measureDownloads();
     this.#walk(0, commit);
   }
 
-  /**
-   * ffmpeg writes videos itself, so nobody reports their size: they are re-measured on each
-   * enforcement pass (a handful of files, listed only then, never per frame).
-   */
-  #adoptVideos(): void {
+  #measureDownloads(): void {
     let n = 0;
+    const dir = join(this.root, "downloads");
     try {
-      for (const entry of Deno.readDirSync(join(this.root, "evidence", "videos"))) {
-        try {
-          if (entry.isFile) n += Deno.statSync(join(this.root, "evidence", "videos", entry.name)).size;
-        } catch { /* removed while listing */ }
+      for (const session of Deno.readDirSync(dir)) {
+        if (!session.isDirectory) continue;
+        for (const file of Deno.readDirSync(join(dir, session.name))) {
+          try {
+            if (file.isFile) n += Deno.statSync(join(dir, session.name, file.name)).size;
+          } catch { /* removed while listing */ }
+        }
       }
-    } catch { /* no videos yet */ }
-    this.#videoBytes = n;
+    } catch { /* no downloads */ }
+    this.#downloadBytes = n;
+  }
+
+  #isPinned = (c: ReclaimCandidate) => this.#pins.size > 0 && pinnedBy(c, this.#pins.values());
+
+  #inGrace(c: Held, nowMs: number): boolean {
+    if (c.generated) return nowMs - c.sealed_at_ms < ARTIFACT_GRACE_MS;
+    return inGrace(c, this.#grace, nowMs);
   }
 
   #walk(size: number, commit: () => void): Admission {
@@ -141,97 +218,134 @@ export class StoreBudget {
       if (reclaimIfAbandoned(root, ABANDONED_MIN_AGE_MS)) this.#reclaimed.abandoned_roots++;
     }
     const share = this.share();
+    this.#limitIndex(share);
+    const nowMs = Date.now();
+    if (this.#grace.length > 0) this.#grace = this.#grace.filter((g) => g.until_ms > nowMs);
+    const base = { share, count: this.#count, grace_overridden: false };
     if (size > share) {
-      return { admitted: false, used: this.usage(), share, count: this.#count };
+      return {
+        ...base,
+        admitted: false,
+        refused: "over_share",
+        used: this.usage(),
+        pinned_bytes: this.pinnedBytes(),
+      };
     }
-    this.#evictArtifacts(size, share);
     const plan = planReclaim({
       used: this.usage(),
       incoming: size,
       share,
-      candidates: this.#sealed,
-      nowMs: Date.now(),
+      artifacts: this.#artifacts,
+      candidates: this.#retained,
+      nowMs,
       maxAgeMs: this.maxAgeMs,
+      isPinned: this.#isPinned,
+      inGrace: (c) => this.#inGrace(c as Held, nowMs),
     });
     if (plan.evict.length > 0) {
       commit();
-      this.#evict(plan.evict.length, plan.expired);
+      this.#evict(new Set(plan.evict as Held[]), plan.expired, nowMs);
+    }
+    if (plan.grace_overridden > 0) {
+      this.#graceOverride = {
+        at: new Date(nowMs).toISOString(),
+        count: (this.#graceOverride?.count ?? 0) + 1,
+        ...newestRetained(this.db),
+      };
     }
     const used = this.usage();
     const admitted = used + size <= share;
-    this.#evictionBlocked = !admitted && this.#sealed.length === 0;
-    return { admitted, used, share, count: this.#count };
+    const pinned = this.pinnedBytes();
+    return {
+      ...base,
+      admitted,
+      ...(admitted ? {} : { refused: pinned > 0 ? "pinned" as const : "unreclaimable" as const }),
+      used,
+      pinned_bytes: pinned,
+      grace_overridden: plan.grace_overridden > 0,
+    };
   }
 
-  /**
-   * Generated artifacts go before recorded evidence: they can be regenerated from the frames.
-   * Screenshots are not generated (they are what an action observed) and stay with the segments'
-   * fate. Artifact grace (a later step) belongs in `isProtected`.
-   */
-  #evictArtifacts(size: number, share: number, isProtected: (path: string) => boolean = () => false): void {
-    if (this.usage() + size <= share * HIGH_WATER) return;
-    const target = share * LOW_WATER;
-    const marker = `${SEP}evidence${SEP}artifacts${SEP}`;
-    const kept: Array<{ path: string; bytes: number }> = [];
-    for (const e of this.#evidence) {
-      if (this.usage() + size > target && e.path.includes(marker) && !isProtected(e.path)) {
-        try {
-          Deno.removeSync(e.path);
-        } catch { /* already gone */ }
-        this.#evidenceBytes -= e.bytes;
-        this.#reclaimed.artifacts++;
-      } else kept.push(e);
-    }
-    this.#evidence = kept;
+  /** The index's write-ahead log is checkpointed and truncated relative to the share, so a small share is not its hostage. */
+  #limitIndex(share: number): void {
+    if (share === this.#indexLimitFor) return;
+    this.#indexLimitFor = share;
+    const limits = indexLimitsFor(share);
+    this.db.exec(
+      `PRAGMA journal_size_limit = ${limits.journal_bytes}; PRAGMA wal_autocheckpoint = ${limits.checkpoint_pages};`,
+    );
   }
 
-  /** Deletes the oldest `n` sealed segments, their frame rows and the events they outlived. */
-  #evict(n: number, expired: number): void {
-    const gone = this.#sealed.splice(0, n);
+  /** Deletes what the plan chose: segments with their frame rows and the events they outlived, then files. */
+  #evict(gone: Set<Held>, expired: number, nowMs: number): void {
+    const segments = this.#retained.filter((c) => gone.has(c) && c.kind === "segment");
     this.db.exec("BEGIN");
     try {
-      for (const seg of gone) {
+      for (const seg of segments) {
         this.db.prepare("DELETE FROM frames WHERE segment_id = ?").run(seg.id);
         this.db.prepare("DELETE FROM segments WHERE id = ?").run(seg.id);
-        this.db.prepare("DELETE FROM events WHERE session_id = ? AND at_ns <= ?").run(
-          seg.session_id,
-          seg.end_ns,
-        );
+        const kept = keptEventSpans(seg.session_id ?? "", this.#pins.values(), this.#grace, nowMs);
+        this.db.prepare(
+          `DELETE FROM events WHERE session_id = ? AND at_ns <= ?${
+            kept.map(() => " AND NOT (at_ns BETWEEN ? AND ?)").join("")
+          }`,
+        ).run(seg.session_id ?? "", seg.end_ns ?? 0, ...kept.flatMap((k) => [k.from_ns, k.to_ns]));
       }
       this.db.exec("COMMIT");
     } catch (err) {
       this.db.exec("ROLLBACK");
-      this.#sealed.unshift(...gone);
       throw err;
     }
-    for (const seg of gone) {
+    for (const c of gone) {
       try {
-        Deno.removeSync(seg.path);
+        Deno.removeSync(c.path);
       } catch { /* already gone */ }
-      this.#segmentBytes -= seg.bytes;
-      this.#bySession.set(seg.session_id, (this.#bySession.get(seg.session_id) ?? 0) - seg.bytes);
-      this.#reclaimed.segments++;
-      this.#reclaimed.bytes += seg.bytes;
+      if (c.kind === "segment") {
+        this.#segmentBytes -= c.bytes;
+        const sid = c.session_id ?? "";
+        this.#bySession.set(sid, (this.#bySession.get(sid) ?? 0) - c.bytes);
+        this.#reclaimed.segments++;
+        this.#reclaimed.bytes += c.bytes;
+      } else {
+        this.#fileBytes -= c.bytes;
+        if (c.generated) this.#reclaimed.artifacts++;
+        else this.#reclaimed.screenshots++;
+      }
     }
     this.#reclaimed.expired_segments += expired;
+    this.#retained = this.#retained.filter((c) => !gone.has(c));
+    this.#artifacts = this.#artifacts.filter((c) => !gone.has(c));
   }
 
+  /** A file the instance store wrote (or ffmpeg wrote for it); its bytes count from now. */
   evidence(path: string, bytes: number): void {
-    this.#evidence.push({ path, bytes });
-    this.#evidenceBytes += bytes;
+    const generated = ["artifacts", "videos"].some((k) => path.includes(`${SEP}evidence${SEP}${k}${SEP}`));
+    const held: Held = {
+      kind: "file",
+      id: this.#nextFileId--,
+      bytes,
+      sealed_at_ms: Date.now(),
+      path,
+      generated,
+    };
+    (generated ? this.#artifacts : this.#retained).push(held);
+    this.#fileBytes += bytes;
   }
 
   /** Files another path removed (delete_session) stop counting; checked lazily, on status. */
-  #dropVanishedEvidence(): void {
-    this.#evidence = this.#evidence.filter((e) => {
+  #dropVanishedFiles(): void {
+    const present = (c: Held) => {
+      if (c.kind === "segment") return true;
       try {
-        Deno.statSync(e.path);
+        Deno.statSync(c.path);
         return true;
       } catch {
-        this.#evidenceBytes -= e.bytes;
+        this.#fileBytes -= c.bytes;
         return false;
       }
-    });
+    };
+    this.#retained = this.#retained.filter(present);
+    this.#artifacts = this.#artifacts.filter(present);
   }
 
   stored(sessionId: string, size: number): void {
@@ -239,51 +353,123 @@ export class StoreBudget {
     this.#bySession.set(sessionId, (this.#bySession.get(sessionId) ?? 0) + size);
   }
 
-  sealed(sessionId: string, seg: SealedSegment): void {
-    this.#sealed.push({
+  sealed(sessionId: string, pageId: string, seg: SealedSegment): void {
+    this.#retained.push({
+      kind: "segment",
       id: seg.id,
       session_id: sessionId,
+      page_id: pageId,
+      start_ns: seg.startNs,
+      end_ns: seg.endNs,
       bytes: seg.bytes,
       sealed_at_ms: Date.now(),
       path: seg.path,
-      end_ns: seg.endNs,
     });
+  }
+
+  /** Protects every segment needed to rebuild the span, from the frame on screen at its start on. */
+  pin(span: PageSpan, label: string | undefined, commit: () => void): PinView {
+    commit();
+    const before = this.db.prepare(
+      "SELECT max(recv_ns) AS at FROM frames WHERE session_id = ? AND page_id = ? AND recv_ns <= ?",
+    ).get(span.session_id, span.page_id, Math.round(span.start_ns)) as { at: number | null } | undefined;
+    const pin: Pin = {
+      ...span,
+      pin_id: `pin-${++this.#pinSeq}`,
+      hold_from_ns: Math.min(span.start_ns, before?.at ?? span.start_ns),
+      ...(label ? { label } : {}),
+      created_at: new Date().toISOString(),
+    };
+    this.#pins.set(pin.pin_id, pin);
+    return this.#view(pin);
+  }
+
+  /** Removes the named pins; returns the ids that existed. */
+  unpin(ids: string[]): string[] {
+    return ids.filter((id) => this.#pins.delete(id));
+  }
+
+  /** Pins whose span is exactly this one (unpinning by the range that was pinned). */
+  pinsMatching(span: PageSpan): string[] {
+    return [...this.#pins.values()].filter((p) =>
+      p.session_id === span.session_id && p.page_id === span.page_id &&
+      Math.abs(p.start_ns - span.start_ns) < 1e6 && Math.abs(p.end_ns - span.end_ns) < 1e6
+    ).map((p) => p.pin_id);
+  }
+
+  pinViews(sessionId?: string): PinView[] {
+    return [...this.#pins.values()].filter((p) => !sessionId || p.session_id === sessionId).map((p) =>
+      this.#view(p)
+    );
+  }
+
+  #view(pin: Pin): PinView {
+    return pinView(pin, this.#held([pin]));
+  }
+
+  /** Sealed and open segments the given pins hold, each counted once. */
+  #held(pins: Pin[]): { segments: number; bytes: number } {
+    let segments = 0;
+    let bytes = 0;
+    for (const c of this.#retained) {
+      if (pinnedBy(c, pins)) {
+        segments++;
+        bytes += c.bytes;
+      }
+    }
+    for (const open of this.openSegments()) {
+      if (
+        pins.some((p) =>
+          p.session_id === open.session_id && p.page_id === open.page_id && open.startNs <= p.end_ns
+        )
+      ) {
+        segments++;
+        bytes += open.bytes;
+      }
+    }
+    return { segments, bytes };
+  }
+
+  pinnedBytes(): number {
+    return this.#pins.size > 0 ? this.#held([...this.#pins.values()]).bytes : 0;
   }
 
   /** delete_session removed the session's files and rows; its bytes return to the share at once. */
   forgetSession(sessionId: string): void {
     this.#segmentBytes -= this.#bySession.get(sessionId) ?? 0;
     this.#bySession.delete(sessionId);
-    this.#sealed = this.#sealed.filter((s) => s.session_id !== sessionId);
+    this.#retained = this.#retained.filter((s) => s.kind !== "segment" || s.session_id !== sessionId);
+    for (const [id, p] of this.#pins) if (p.session_id === sessionId) this.#pins.delete(id);
+    this.#grace = this.#grace.filter((g) => g.session_id !== sessionId);
   }
 
   status(sessionIds: string[]): RetentionStatus {
-    this.#dropVanishedEvidence();
+    this.#dropVanishedFiles();
     const share = this.share();
-    let oldest: number | undefined;
-    let newest: number | undefined;
-    for (const id of sessionIds) {
-      const row = this.db.prepare(
-        `SELECT s.started_at AS started, min(f.recv_ns) AS lo, max(f.recv_ns) AS hi
-         FROM frames f JOIN sessions s ON s.id = f.session_id WHERE f.session_id = ?`,
-      ).get(id) as { started: string | null; lo: number | null; hi: number | null } | undefined;
-      if (!row?.started || row.lo === null || row.hi === null) continue;
-      const base = Date.parse(row.started);
-      oldest = Math.min(oldest ?? Infinity, base + row.lo / 1e6);
-      newest = Math.max(newest ?? -Infinity, base + row.hi / 1e6);
-    }
+    const extent = retainedExtent(this.db, sessionIds);
+    const nowMs = Date.now();
+    const grace = [...this.#artifacts, ...this.#retained].filter((c) =>
+      this.#inGrace(c, nowMs) && !this.#isPinned(c)
+    );
+    const pinned = this.pinnedBytes();
     return {
       budget_bytes: Number.isFinite(share) ? this.totalBytes : null,
       share_bytes: Number.isFinite(share) ? share : null,
       instances: this.#count.instances,
       instances_source: this.#count.source,
       used_bytes: this.usage(),
+      pinned_bytes: pinned,
+      pins: this.#pins.size,
       max_age_secs: Math.round(this.maxAgeMs / 1000),
-      ...(oldest !== undefined ? { oldest_retained_at: new Date(oldest).toISOString() } : {}),
-      ...(newest !== undefined ? { newest_retained_at: new Date(newest).toISOString() } : {}),
+      ...extent,
+      grace_window_ms: ARTIFACT_GRACE_MS,
+      grace_protected_bytes: grace.reduce((a, c) => a + c.bytes, 0),
+      ...(this.#graceOverride ? { grace_overridden_through: { ...this.#graceOverride } } : {}),
       reclaimed: { ...this.#reclaimed },
       recording_blocked: this.#blocked,
-      eviction_blocked: this.#evictionBlocked,
+      // Over-share frames are refused before the walk, so they say nothing about what eviction can do.
+      eviction_blocked: this.#blocked && this.#refused !== "over_share",
+      ...(this.#blocked && this.#refused ? { blocked_reason: this.#refused } : {}),
     };
   }
 }

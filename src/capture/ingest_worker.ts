@@ -3,7 +3,7 @@
  * The ingest worker: the only writer of the index. It decodes frames off the acknowledging thread,
  * measures them, appends them to segments and commits index rows in small batches.
  */
-import { basename, dirname, join } from "node:path";
+import { join } from "node:path";
 import type { DatabaseSync } from "node:sqlite";
 import { insertRow, openIndex } from "../store/index_db.ts";
 import {
@@ -15,8 +15,9 @@ import {
 } from "../store/segments.ts";
 import { type LumaImage, measureFrame } from "../vision/kernels.ts";
 import { FRAME_HEADER_BYTES, SEGMENT_MAX_BYTES } from "../store/format.ts";
-import { InstanceCounter } from "../store/budget.ts";
+import { instanceCounterFor } from "../store/budget.ts";
 import { StoreBudget } from "./ingest_budget.ts";
+import type { PinView } from "../store/protection.ts";
 import type {
   FaultPlan,
   FlushStats,
@@ -110,7 +111,7 @@ function writerFor(sessionId: string, pageId: string): SegmentWriter {
     w = new SegmentWriter(db, join(root, "segments", sessionId, pageId), sessionId, pageId, faultyIo(), {
       maxBytes: () => b?.segmentBytes() ?? SEGMENT_MAX_BYTES,
       maxAgeNs: b?.segmentAgeNs(),
-      onSealed: (seg) => b?.sealed(sessionId, seg),
+      onSealed: (seg) => b?.sealed(sessionId, pageId, seg),
     });
     writers.set(key, w);
   }
@@ -130,6 +131,7 @@ function ingest(m: FrameMessage): void {
   }
   const size = bytes.length + FRAME_HEADER_BYTES;
   const decision = budget?.admit(size, commit);
+  if (decision?.grace_overridden) announceGraceOverride();
   if (decision && !decision.admitted) {
     pausedPages.add(key);
     post({
@@ -143,6 +145,8 @@ function ingest(m: FrameMessage): void {
       instances: decision.count.instances,
       instances_source: decision.count.source,
       frame_bytes: size,
+      ...(decision.refused ? { refused: decision.refused } : {}),
+      pinned_bytes: decision.pinned_bytes,
     });
     return;
   }
@@ -200,6 +204,31 @@ function ingest(m: FrameMessage): void {
   enqueue(() => db && insertRow(db, "frames", row));
 }
 
+/** The main thread counts overrides so the operation that caused one carries the warning. */
+function announceGraceOverride(): void {
+  const override = budget?.status([...storage.keys()]).grace_overridden_through;
+  if (override) post({ type: "grace_overridden", override });
+}
+
+function openSegments() {
+  return [...writers.entries()].flatMap(([key, w]) => {
+    const span = w.openSpan;
+    const [session_id, page_id] = key.split("/");
+    return span ? [{ session_id, page_id, startNs: span.startNs, bytes: span.bytes }] : [];
+  });
+}
+
+function pinState(id: number, sessionId?: string, extra: { removed?: string[]; pin?: PinView } = {}): void {
+  if (!budget) return;
+  post({
+    type: "pin_state",
+    id,
+    pins: budget.pinViews(sessionId),
+    ...extra,
+    retention: budget.status([...storage.keys()]),
+  });
+}
+
 function sealSession(sessionId: string, endNs: number): void {
   for (const [key, w] of writers) {
     if (!key.startsWith(`${sessionId}/`)) continue;
@@ -255,15 +284,8 @@ self.onmessage = (e: MessageEvent<ToWorker>) => {
           root,
           m.budget_bytes,
           (m.max_age_secs ?? 0) * 1000,
-          new InstanceCounter(
-            dirname(root),
-            basename(root),
-            faults.instances_unreadable
-              ? () => {
-                throw new Deno.errors.PermissionDenied("instances/ unreadable (injected)");
-              }
-              : undefined,
-          ),
+          instanceCounterFor(root, faults),
+          openSegments,
         );
         post({ type: "ready", found: opened.found });
         return;
@@ -339,6 +361,28 @@ self.onmessage = (e: MessageEvent<ToWorker>) => {
         return;
       case "evidence":
         budget?.evidence(m.path, m.bytes);
+        budget?.enforce(commit);
+        return;
+      case "admit_artifact": {
+        if (!budget) return;
+        const admission = budget.admitArtifact(m.bytes, m.span, commit);
+        if (admission.grace_overridden) announceGraceOverride();
+        post({ type: "admitted", id: m.id, admission });
+        return;
+      }
+      case "pin": {
+        const pin = budget?.pin(m.span, m.label, commit);
+        pinState(m.id, undefined, pin ? { pin } : {});
+        return;
+      }
+      case "unpin": {
+        if (!budget) return;
+        const ids = [...(m.pin_ids ?? []), ...(m.span ? budget.pinsMatching(m.span) : [])];
+        pinState(m.id, undefined, { removed: budget.unpin(ids) });
+        return;
+      }
+      case "pin_state":
+        pinState(m.id, m.session_id);
         return;
       case "close":
         commit();

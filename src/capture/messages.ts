@@ -1,6 +1,7 @@
 import type { IndexClassification } from "../store/index_db.ts";
 import type { PersistenceCause } from "../store/segments.ts";
-import type { RetentionStatus } from "./ingest_budget.ts";
+import type { Admission, GraceOverride, RetentionStatus } from "./ingest_budget.ts";
+import type { PageSpan, PinView } from "../store/protection.ts";
 
 /** Faults the tests can inject into a real server process (KROMETRAIL_TEST_FAULTS, JSON). */
 export interface FaultPlan {
@@ -71,6 +72,10 @@ export type ToWorker =
   | { type: "flush"; id: number; seal_session?: string; end_ns?: number }
   | { type: "delete_session"; id: number; session_id: string }
   | { type: "evidence"; path: string; bytes: number }
+  | { type: "admit_artifact"; id: number; bytes: number; span?: PageSpan }
+  | { type: "pin"; id: number; span: PageSpan; label?: string }
+  | { type: "unpin"; id: number; pin_ids?: string[]; span?: PageSpan }
+  | { type: "pin_state"; id: number; session_id?: string }
   | { type: "close"; id: number };
 
 export interface FlushStats {
@@ -102,6 +107,8 @@ export type FromWorker =
     instances: number;
     instances_source: RetentionStatus["instances_source"];
     frame_bytes: number;
+    refused?: Admission["refused"];
+    pinned_bytes: number;
   }
   | { type: "budget_resumed"; session_id: string; page_id: string; recv_ns: number }
   | {
@@ -113,6 +120,16 @@ export type FromWorker =
     retention?: RetentionStatus;
   }
   | { type: "deleted"; id: number; frames: number; segments: number; events: number }
+  | { type: "admitted"; id: number; admission: Admission }
+  | {
+    type: "pin_state";
+    id: number;
+    pins: PinView[];
+    pin?: PinView;
+    removed?: string[];
+    retention: RetentionStatus;
+  }
+  | { type: "grace_overridden"; override: GraceOverride }
   | { type: "closed"; id: number }
   | { type: "failure"; stage: string; message: string };
 

@@ -8,7 +8,10 @@ import type { BrowserSession } from "../browser/session.ts";
 import { openIndexReader } from "../store/index_db.ts";
 import { currentConfig } from "../config.ts";
 import { InstanceStore } from "../store/instance.ts";
-import type { RetentionStatus } from "./ingest_budget.ts";
+import type { GraceOverride, RetentionStatus } from "./ingest_budget.ts";
+import { type InstanceCounter, instanceCounterFor, shareOf } from "../store/budget.ts";
+import type { PageSpan } from "../store/protection.ts";
+import { overShare, refusal } from "./budget_refusals.ts";
 import { logger } from "../log.ts";
 import type { FaultPlan, FrameMessage, FromWorker, RowMessage, ToWorker } from "./messages.ts";
 import { DEFAULT_QUEUE_CAPACITY, SessionCapture } from "./session_capture.ts";
@@ -35,9 +38,15 @@ export class Recorder {
   /** Bytes counted against this instance's share, as of the last flush. */
   usedBytes = 0;
   retention?: RetentionStatus;
+  /** Times the worker dropped artifact grace; an operation that raised it carries the warning. */
+  graceOverrides = 0;
+  lastGraceOverride?: GraceOverride;
+  /** The main thread's own count of N, for judging a file against the share before it is written. */
+  readonly #counter: InstanceCounter;
 
   private constructor(readonly root: string, readonly faults: FaultPlan, readonly budgetBytes: number) {
     this.capacity = faults.queue_capacity ?? DEFAULT_QUEUE_CAPACITY;
+    this.#counter = instanceCounterFor(root, faults);
     this.#worker = new Worker(new URL("./ingest_worker.ts", import.meta.url).href, { type: "module" });
     this.#worker.onmessage = (e: MessageEvent<FromWorker>) => this.#onMessage(e.data);
     this.#worker.onerror = (e) => {
@@ -64,6 +73,7 @@ export class Recorder {
     if (store?.root === root) {
       store.onEvidence = (path, bytes) =>
         r.#worker.postMessage({ type: "evidence", path, bytes } satisfies ToWorker);
+      store.admission = (what, bytes, span) => r.#admitEvidence(what, bytes, span);
     }
     return r;
   }
@@ -110,6 +120,12 @@ export class Recorder {
         this.#waiters.get(m.id)?.(m);
         this.#waiters.delete(m.id);
         return;
+      case "grace_overridden":
+        this.graceOverrides++;
+        this.lastGraceOverride = m.override;
+        return;
+      case "admitted":
+      case "pin_state":
       case "deleted":
       case "closed":
         this.#waiters.get(m.id)?.(m);
@@ -135,6 +151,45 @@ export class Recorder {
     this.#inFlight++;
     this.#worker.postMessage(frame);
     return true;
+  }
+
+  /**
+   * Judges a file against the share before it is written. Generated artifacts and videos wait for the
+   * worker's walk (it makes room and puts their source under grace); a screenshot is judged here
+   * against a fresh count, so an action never waits behind the frame queue for its picture.
+   */
+  async #admitEvidence(what: string, bytes: number, span?: PageSpan): Promise<void> {
+    if (what === "screenshot" || what === "download") {
+      const count = this.#counter.count();
+      const share = shareOf(this.budgetBytes, count.instances);
+      if (bytes > share) throw overShare(what, bytes, share, count.instances, count.source);
+      return;
+    }
+    const { admission } = await this.#request<Extract<FromWorker, { type: "admitted" }>>((id) => ({
+      type: "admit_artifact",
+      id,
+      bytes,
+      ...(span ? { span } : {}),
+    }));
+    if (!admission.admitted) throw refusal(what, bytes, admission);
+  }
+
+  async pin(span: PageSpan, label?: string): Promise<Extract<FromWorker, { type: "pin_state" }>> {
+    await this.flush();
+    return await this.#request((id) => ({ type: "pin", id, span, ...(label ? { label } : {}) }));
+  }
+
+  async unpin(pinIds: string[], span?: PageSpan): Promise<Extract<FromWorker, { type: "pin_state" }>> {
+    return await this.#request((id) => ({ type: "unpin", id, pin_ids: pinIds, ...(span ? { span } : {}) }));
+  }
+
+  async pinState(sessionId?: string): Promise<Extract<FromWorker, { type: "pin_state" }>> {
+    await this.flush();
+    return await this.#request((id) => ({
+      type: "pin_state",
+      id,
+      ...(sessionId ? { session_id: sessionId } : {}),
+    }));
   }
 
   send(message: RowMessage): void {

@@ -35,8 +35,11 @@ export interface CaptureStatus {
   budget?: {
     used_bytes: number;
     budget_bytes: number;
+    pinned_bytes: number;
     instances: number;
     instances_source: string;
+    /** What holds the share: pins, what reclaim cannot take (index, open segments), or a frame over it. */
+    reason: "pinned" | "unreclaimable" | "over_share";
     paused: true;
     recovery: string;
   };
@@ -66,7 +69,14 @@ export class SessionCapture implements StreamHost {
   storage: SessionStorage = { frames: 0, bytes: 0 };
   stopped = false;
   budgetRejected = 0;
-  budget?: { used_bytes: number; budget_bytes: number; instances: number; instances_source: string };
+  budget?: {
+    used_bytes: number;
+    budget_bytes: number;
+    pinned_bytes: number;
+    instances: number;
+    instances_source: string;
+    reason: "pinned" | "unreclaimable" | "over_share";
+  };
   #budgetGapPages = new Set<string>();
   #unsubscribe: Array<() => void> = [];
 
@@ -112,11 +122,15 @@ export class SessionCapture implements StreamHost {
     this.budget = {
       used_bytes: used,
       budget_bytes: share,
+      pinned_bytes: m.pinned_bytes,
       instances: m.instances,
       instances_source: m.instances_source,
+      reason: m.refused ?? "unreclaimable",
     };
     const why = m.frame_bytes > share
       ? `a ${m.frame_bytes}-byte frame is larger than the ${share}-byte share`
+      : m.refused === "pinned"
+      ? `pins fill the disk budget: ${used} of ${share} bytes used, ${m.pinned_bytes} pinned; nothing protected was deleted`
       : `disk budget reached: ${used} of ${share} bytes used`;
     this.gap({
       session_id: this.sessionId,
@@ -257,8 +271,9 @@ export class SessionCapture implements StreamHost {
           budget: {
             ...this.budget,
             paused: true as const,
-            recovery:
-              "Nothing reclaimable is left in this instance's share: raise KROMETRAIL_DISK_BUDGET_BYTES and restart, stop other krometrail processes sharing the data directory, or delete_session old sessions; capture resumes by itself once a frame fits.",
+            recovery: this.budget.reason === "pinned"
+              ? "Pinned evidence fills this instance's share and is never deleted for room: unpin_resolved_range the pins you no longer need (query_pin_state lists them with their bytes), or raise KROMETRAIL_DISK_BUDGET_BYTES and restart; capture resumes by itself once a frame fits."
+              : "Nothing reclaimable is left in this instance's share: raise KROMETRAIL_DISK_BUDGET_BYTES and restart, stop other krometrail processes sharing the data directory, or delete_session old sessions; capture resumes by itself once a frame fits.",
           },
         }
         : {}),

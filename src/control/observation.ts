@@ -215,24 +215,32 @@ export async function observe(ctx: ActionContext, opts: ObserveOptions): Promise
     if (settleResult.status === "fulfilled") settled = settleResult.value;
     if (shotResult.status === "fulfilled") {
       const shot = shotResult.value;
+      // The action already happened: a budget refusal of its picture is a warning, never the result.
       const saved = await opts.store.writeEvidence(
         "screenshots",
         shot.mimeType === "image/png" ? "png" : "jpg",
         shot.bytes,
-      );
-      screenshot = {
-        uri: saved.uri,
-        mime_type: shot.mimeType,
-        width: shot.width,
-        height: shot.height,
-        source: shot.source,
-        rendezvous: rendezvousObserved ? "observed" : "unobserved",
-        ...(rendezvousObserved ? {} : {
-          marker: "compositor_rendezvous_unobserved",
-          marker_note:
-            "Image is not confirmed settled; retained temporal frames are the authority for settled visual state.",
-        }),
-      };
+      ).catch((err: unknown) => {
+        warnings.push(
+          `screenshot_not_stored: ${err instanceof Error ? err.message.slice(0, 200) : String(err)}`,
+        );
+        return undefined;
+      });
+      if (saved) {
+        screenshot = {
+          uri: saved.uri,
+          mime_type: shot.mimeType,
+          width: shot.width,
+          height: shot.height,
+          source: shot.source,
+          rendezvous: rendezvousObserved ? "observed" : "unobserved",
+          ...(rendezvousObserved ? {} : {
+            marker: "compositor_rendezvous_unobserved",
+            marker_note:
+              "Image is not confirmed settled; retained temporal frames are the authority for settled visual state.",
+          }),
+        };
+      }
       if (opts.inlineImage) image = { data: shot.data, mimeType: shot.mimeType };
     } else {
       warnings.push(`screenshot_unavailable: ${cdpMessage(shotResult.reason)}`);

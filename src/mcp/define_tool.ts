@@ -88,6 +88,26 @@ function checkOutput(tool: string, schema: z.ZodObject, structured: Record<strin
   });
 }
 
+/**
+ * The operation during which reclaim dropped artifact grace carries the causal warning (spec:
+ * ArtifactGraceOverridden); status keeps the sticky boundary.
+ */
+function withGraceWarning(out: ToolOutput, app: AppContext): ToolOutput {
+  const through = app.recorder.lastGraceOverride;
+  const message =
+    "Reclaim dropped artifact grace to keep capture going: evidence behind a recently returned artifact was deleted" +
+    (through?.newest_retained_at ? ` (newest retained point then: ${through.newest_retained_at})` : "") +
+    "; pin_resolved_range what must stay.";
+  return {
+    ...out,
+    text: `${out.text}\nwarning artifact_grace_overridden: ${message}`,
+    structured: {
+      ...out.structured,
+      retention_warning: { code: "artifact_grace_overridden", message, ...(through ? { through } : {}) },
+    },
+  };
+}
+
 export function defineTool<S extends z.ZodObject>(def: ToolDefinition<S>): Tool {
   // A tool that takes page_id acts on one page, which a passed deadline probes (deadlines.ts).
   const pageScoped = "page_id" in def.input.shape;
@@ -104,6 +124,7 @@ export function defineTool<S extends z.ZodObject>(def: ToolDefinition<S>): Tool 
       const parsed = def.input.safeParse(rawArgs ?? {});
       if (!parsed.success) return errorOutput(invalidArguments(def.name, parsed.error));
       const args = parsed.data as Record<string, unknown>;
+      const overridesBefore = app.recorder?.graceOverrides ?? 0;
       const out = await withDeadline(def.name, args, app, pageScoped, async () => {
         try {
           return await def.handler(parsed.data, app);
@@ -113,7 +134,7 @@ export function defineTool<S extends z.ZodObject>(def: ToolDefinition<S>): Tool 
       });
       if (out instanceof ToolError) return errorOutput(out);
       if (!out.isError) checkOutput(def.name, def.output, out.structured);
-      return out;
+      return (app.recorder?.graceOverrides ?? 0) > overridesBefore ? withGraceWarning(out, app) : out;
     },
   };
 }

@@ -105,6 +105,20 @@ export const OUTPUT_SCHEMAS = {
   }),
   fetch_source_frames: z.looseObject(frameList),
   delete_session: z.looseObject({ session_id: str, deleted: obj, freed_bytes: num }),
+  pin_resolved_range: z.looseObject({
+    pin: z.looseObject({
+      pin_id: str,
+      session_id: str,
+      page_id: str,
+      start_ms: num,
+      end_ms: num,
+      bytes: num,
+    }),
+    pinned_bytes: num,
+    share_bytes: num.nullable(),
+  }),
+  unpin_resolved_range: z.looseObject({ unpinned: z.array(str), pins_left: num, pinned_bytes: num }),
+  query_pin_state: z.looseObject({ pins: list, pinned_bytes: num, share_bytes: num.nullable() }),
   query_browser_events: z.looseObject({
     session_id: str,
     events: list,

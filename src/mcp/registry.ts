@@ -15,6 +15,7 @@ import { flowTools } from "./tools/flow.ts";
 import { downloadTools } from "./tools/downloads.ts";
 import { queryTools } from "./tools/query.ts";
 import { observeTools } from "./tools/observe.ts";
+import { pinTools } from "./tools/pins.ts";
 
 export type CapabilityName =
   | "control"
@@ -59,7 +60,7 @@ export const CAPABILITIES: readonly Capability[] = [
     default: "enabled",
     depends: [],
     responsibility: "Continuous visual capture, temporal ranges, visual artifacts and source-frame retrieval",
-    tools: [...captureTools, ...temporalTools],
+    tools: [...captureTools, ...temporalTools, ...pinTools],
   },
   {
     name: "temporal-video",

@@ -3,7 +3,8 @@
  * configured total divided by N, the number of instance roots currently held under advisory lock,
  * and the pure decisions the ingest worker takes at every write.
  */
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
+import type { Retained } from "./protection.ts";
 
 /** Where N came from: a fresh count, the last count this process proved, or the spec's assumption. */
 export type InstanceCountSource = "counted" | "last_counted" | "assumed";
@@ -54,6 +55,22 @@ export class InstanceCounter {
     this.#lastProven = Math.max(1, n);
     return { instances: this.#lastProven, source: "counted", ...(unheld.length > 0 ? { unheld } : {}) };
   }
+}
+
+/** The counter for an instance root, with the test fault that blinds enumeration (messages.ts). */
+export function instanceCounterFor(
+  root: string,
+  faults: { instances_unreadable?: boolean },
+): InstanceCounter {
+  return new InstanceCounter(
+    dirname(root),
+    basename(root),
+    faults.instances_unreadable
+      ? () => {
+        throw new Deno.errors.PermissionDenied("instances/ unreadable (injected)");
+      }
+      : undefined,
+  );
 }
 
 /** True when another open file description holds the lock exclusively (its owner is alive). */
@@ -116,19 +133,21 @@ export function segmentBytesFor(share: number, max: number): number {
   return Math.min(max, Math.max(64 * 1024, Math.floor(share / 8)));
 }
 
-/** A sealed segment the walk may reclaim, in this instance's own storage. */
-export interface ReclaimCandidate {
+/** Something the walk may reclaim in this instance's own storage: a sealed segment, a file or an artifact. */
+export interface ReclaimCandidate extends Retained {
   id: number;
-  session_id: string;
   bytes: number;
-  /** Wall-clock ms when it was sealed: the age its newest frame has. */
+  /** Wall-clock ms when it became immutable (sealed or written): the age its newest content has. */
   sealed_at_ms: number;
 }
 
 export interface ReclaimPlan {
-  /** Candidates to delete, oldest first. */
+  /** Candidates to delete: artifacts, then evidence oldest first. */
   evict: ReclaimCandidate[];
+  /** Segments among `evict` that went for age rather than room. */
   expired: number;
+  /** How many of `evict` were under artifact grace, dropped because nothing else was left. */
+  grace_overridden: number;
   /** Usage after the plan runs. */
   used_after: number;
   /** The write still does not fit in the share after everything reclaimable went. */
@@ -139,41 +158,66 @@ export interface ReclaimInput {
   used: number;
   incoming: number;
   share: number;
-  /** Oldest first (retention order). */
+  /** Generated artifacts, oldest first: reclaimed before recorded evidence (they can be regenerated). */
+  artifacts?: ReclaimCandidate[];
+  /** Recorded evidence in retention order (oldest first). */
   candidates: ReclaimCandidate[];
   nowMs: number;
   /** 0 disables age-out. */
   maxAgeMs: number;
-  /** Pins and artifact grace hook in here (a later step): a protected candidate is stepped over. */
-  isProtected?: (c: ReclaimCandidate) => boolean;
+  /** Protected from budget pressure and age-out alike. */
+  isPinned?: (c: ReclaimCandidate) => boolean;
+  /** Protected from budget pressure only, and only while something unprotected is left. */
+  inGrace?: (c: ReclaimCandidate) => boolean;
 }
 
 /**
- * One ordered walk over this instance's own evidence: expired segments first (age-out holds even
- * well inside the budget), then, if the write would pass the high-water mark, the oldest segments
- * until usage is back at the low-water mark.
+ * One ordered walk over this instance's own storage: expired evidence first (age-out holds even well
+ * inside the budget); then, if the write would pass the high-water mark, artifacts and the oldest
+ * evidence until usage is back at the low-water mark, stepping over pins and artifact grace; and
+ * only if the write still would not fit, the grace is dropped rather than stalling capture.
  */
 export function planReclaim(input: ReclaimInput): ReclaimPlan {
-  const { share, incoming, candidates, nowMs, maxAgeMs } = input;
-  const open = candidates.filter((c) => !input.isProtected?.(c));
-  const evict: ReclaimCandidate[] = [];
+  const { share, incoming, nowMs, maxAgeMs } = input;
+  const pinned = input.isPinned ?? (() => false);
+  const grace = input.inGrace ?? (() => false);
+  const ordered = [...(input.artifacts ?? []), ...input.candidates];
+  const chosen = new Set<ReclaimCandidate>();
   let used = input.used;
-  let i = 0;
+  const take = (c: ReclaimCandidate) => {
+    chosen.add(c);
+    used -= c.bytes;
+  };
+  let expired = 0;
   if (maxAgeMs > 0) {
-    while (i < open.length && nowMs - open[i].sealed_at_ms > maxAgeMs) {
-      evict.push(open[i]);
-      used -= open[i].bytes;
-      i++;
+    for (const c of ordered) {
+      if (pinned(c) || nowMs - c.sealed_at_ms <= maxAgeMs) continue;
+      take(c);
+      if (c.kind === "segment") expired++;
     }
   }
-  const expired = evict.length;
+  let overridden = 0;
   if (used + incoming > share * HIGH_WATER) {
     const target = share * LOW_WATER;
-    while (i < open.length && used + incoming > target) {
-      evict.push(open[i]);
-      used -= open[i].bytes;
-      i++;
+    for (const c of ordered) {
+      if (used + incoming <= target) break;
+      if (!chosen.has(c) && !pinned(c) && !grace(c)) take(c);
+    }
+    if (used + incoming > share) {
+      for (const c of ordered) {
+        if (used + incoming <= share * HIGH_WATER) break;
+        if (!chosen.has(c) && !pinned(c)) {
+          take(c);
+          overridden++;
+        }
+      }
     }
   }
-  return { evict, expired, used_after: Math.max(0, used), blocked: used + incoming > share };
+  return {
+    evict: ordered.filter((c) => chosen.has(c)),
+    expired,
+    grace_overridden: overridden,
+    used_after: Math.max(0, used),
+    blocked: used + incoming > share,
+  };
 }

@@ -4,6 +4,7 @@ import { ToolError } from "../errors.ts";
 import { logger } from "../log.ts";
 import { pidAlive } from "./pid.ts";
 import { recoverInstance, type RecoveryReport } from "./recovery.ts";
+import type { PageSpan } from "./protection.ts";
 import {
   type BrowserRecord,
   clearBrowserRecord,
@@ -44,6 +45,11 @@ export class InstanceStore {
    * share (the recorder forwards them to the ingest worker, which owns the budget).
    */
   onEvidence?: (path: string, bytes: number) => void;
+  /**
+   * Judges a file against the shared budget before it counts (the recorder sets it); throws the
+   * structured refusal. `span` is an artifact's source, put under artifact grace.
+   */
+  admission?: (what: string, bytes: number, span?: PageSpan) => Promise<void>;
 
   private constructor(readonly dataDir: string) {
     this.root = join(dataDir, "instances", this.id);
@@ -70,12 +76,34 @@ export class InstanceStore {
     return clearBrowserRecord(this.root);
   }
 
-  /** Writes one evidence file and returns its resource URI. */
-  async writeEvidence(kind: string, ext: string, bytes: Uint8Array): Promise<{ uri: string; bytes: number }> {
+  /** Writes one evidence file, once the budget admits it, and returns its resource URI. */
+  async writeEvidence(
+    kind: string,
+    ext: string,
+    bytes: Uint8Array,
+    span?: PageSpan,
+  ): Promise<{ uri: string; bytes: number }> {
+    await this.admission?.(evidenceNoun(kind), bytes.byteLength, span);
     const { path, uri } = await this.reserveEvidence(kind, ext);
     await Deno.writeFile(path, bytes);
     this.onEvidence?.(path, bytes.byteLength);
     return { uri, bytes: bytes.byteLength };
+  }
+
+  /**
+   * Counts a file another program wrote into a reserved name (ffmpeg's video). One the budget
+   * refuses is removed, so nothing over the share stays on disk.
+   */
+  async adoptEvidence(kind: string, path: string, span?: PageSpan): Promise<number> {
+    const bytes = (await Deno.stat(path)).size;
+    try {
+      await this.admission?.(evidenceNoun(kind), bytes, span);
+    } catch (err) {
+      await Deno.remove(path).catch(() => {});
+      throw err;
+    }
+    this.onEvidence?.(path, bytes);
+    return bytes;
   }
 
   /** A fresh evidence file name for a writer that produces the file itself (e.g. ffmpeg). */
@@ -100,11 +128,27 @@ export class InstanceStore {
     }
   }
 
+  /** Whether a URI this process returned still names a file (reclaim may have taken it). */
+  evidenceExists(uri: string): boolean {
+    if (!uri.startsWith(EVIDENCE_SCHEME)) return false;
+    const path = uri.slice(EVIDENCE_SCHEME.length);
+    if (!EVIDENCE_PATH.test(path)) return false;
+    try {
+      return Deno.statSync(join(this.root, "evidence", path)).isFile;
+    } catch {
+      return false;
+    }
+  }
+
   close(): void {
     try {
       this.#lock?.close();
     } catch { /* already closed */ }
   }
+}
+
+function evidenceNoun(kind: string): string {
+  return kind === "screenshots" ? "screenshot" : kind === "videos" ? "video" : "artifact";
 }
 
 function mimeOf(path: string): string {
@@ -130,11 +174,17 @@ function ownerAlive(owner: OwnerRecord): boolean {
 }
 
 /**
- * Removes instance roots whose owning process is gone. Only provable on this host;
- * anything we cannot prove abandoned is left alone.
+ * Removes instance roots whose owning process is gone. A root is deleted only while this process
+ * holds its `.lock` exclusively (spec: "Instance isolation and the shared budget": exclusive
+ * ownership proved by flock), and only after owner.json shows its pid dead on this host. Anything
+ * not proved abandoned is left alone: a foreign host, a live pid, an unreadable owner.json, or a
+ * lock someone holds (pid dead but lock held: a process we cannot see, or a peer's counting probe at
+ * that instant). Such a root is stepped over, not retried; a later start or the worker's reclaim
+ * walk gets another chance. On a host without flock nothing is reclaimed.
  */
 async function reclaimAbandoned(dataDir: string, selfId: string): Promise<RecoveryReport[]> {
   const reports: RecoveryReport[] = [];
+  if (Deno.build.os !== "linux" && Deno.build.os !== "darwin") return reports;
   const instances = join(dataDir, "instances");
   try {
     for await (const entry of Deno.readDir(instances)) {
@@ -147,34 +197,74 @@ async function reclaimAbandoned(dataDir: string, selfId: string): Promise<Recove
         continue;
       }
       if (ownerAlive(owner)) continue;
-      // The crashed process's browser goes first: it still holds the profile (SingletonLock) and
-      // may still be writing into its temporary profile.
-      const browserRecord = await readBrowserRecord(root);
-      const browser = browserRecord ? await reapBrowser(browserRecord) : undefined;
-      const report: RecoveryReport = {
-        ...recoverInstance(root, entry.name),
-        ...(browser ? { browser } : {}),
-      };
-      reports.push(report);
-      if (browser && (browser.processes_killed > 0 || browser.temporary_profile_removed)) {
-        log.info(
-          "reaped an abandoned instance's browser: {killed} processes, temporary profile removed: {removed}",
-          {
-            killed: browser.processes_killed,
-            removed: browser.temporary_profile_removed,
-          },
-        );
+      const lock = await lockAbandonedRoot(root);
+      if (!lock) {
+        log.info("stepped over an abandoned instance root whose lock is held: {root}", { root });
+        continue;
       }
-      log.info(
-        "reclaimed an abandoned instance: {complete} complete frames, {torn} torn and {uncommitted} uncommitted dropped",
-        {
-          complete: report.frames_complete,
-          torn: report.frames_dropped_torn,
-          uncommitted: report.frames_dropped_uncommitted,
-        },
-      );
-      await Deno.remove(root, { recursive: true }).catch(() => {});
+      try {
+        reports.push(await reclaimLockedRoot(root, entry.name));
+      } finally {
+        lock.close();
+      }
     }
   } catch { /* no instances folder yet */ }
   return reports;
+}
+
+/**
+ * Takes a dead owner's `.lock` exclusively without waiting; undefined when that cannot be had now.
+ * A root with no lock file predates the lock or lost its owner between writing owner.json and
+ * creating the lock (open() writes them in that order), so nobody ever held it: the lock file is
+ * created here and taken like any other, which also keeps two starts from reclaiming one root at once.
+ */
+async function lockAbandonedRoot(root: string): Promise<Deno.FsFile | undefined> {
+  const path = join(root, ".lock");
+  let file: Deno.FsFile;
+  try {
+    file = await Deno.open(path, { read: true });
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotFound)) return undefined;
+    try {
+      file = await Deno.open(path, { write: true, create: true });
+    } catch {
+      return undefined;
+    }
+  }
+  try {
+    if (await file.tryLock(true)) return file;
+  } catch { /* cannot lock: not proved */ }
+  file.close();
+  return undefined;
+}
+
+/** Reaps the dead owner's browser, reports what its evidence looked like, and deletes the root. */
+async function reclaimLockedRoot(root: string, id: string): Promise<RecoveryReport> {
+  // The crashed process's browser goes first: it still holds the profile (SingletonLock) and
+  // may still be writing into its temporary profile.
+  const browserRecord = await readBrowserRecord(root);
+  const browser = browserRecord ? await reapBrowser(browserRecord) : undefined;
+  const report: RecoveryReport = {
+    ...recoverInstance(root, id),
+    ...(browser ? { browser } : {}),
+  };
+  if (browser && (browser.processes_killed > 0 || browser.temporary_profile_removed)) {
+    log.info(
+      "reaped an abandoned instance's browser: {killed} processes, temporary profile removed: {removed}",
+      {
+        killed: browser.processes_killed,
+        removed: browser.temporary_profile_removed,
+      },
+    );
+  }
+  log.info(
+    "reclaimed an abandoned instance: {complete} complete frames, {torn} torn and {uncommitted} uncommitted dropped",
+    {
+      complete: report.frames_complete,
+      torn: report.frames_dropped_torn,
+      uncommitted: report.frames_dropped_uncommitted,
+    },
+  );
+  await Deno.remove(root, { recursive: true }).catch(() => {});
+  return report;
 }

@@ -80,6 +80,8 @@ export interface SealedSegment {
   id: number;
   path: string;
   bytes: number;
+  /** The first frame's receipt time, session-relative. */
+  startNs: number;
   endNs: number;
 }
 
@@ -185,6 +187,7 @@ export class SegmentWriter {
       id: seg.id,
       path: seg.sealedPath,
       bytes: seg.bytes,
+      startNs: Math.round(seg.startNs),
       endNs: Math.round(Math.max(endNs, seg.lastNs)),
     });
     try {
@@ -224,6 +227,12 @@ export class SegmentWriter {
   /** Bytes in the open (not yet reclaimable) segment. */
   get openBytes(): number {
     return this.#current?.bytes ?? 0;
+  }
+
+  /** The open segment's extent, for what a pin holds before it is sealed. */
+  get openSpan(): { startNs: number; bytes: number } | undefined {
+    const cur = this.#current;
+    return cur ? { startNs: cur.startNs, bytes: cur.bytes } : undefined;
   }
 
   /** Flushes and seals whatever is open (session stop). */

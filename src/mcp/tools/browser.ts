@@ -68,8 +68,10 @@ function conciseRetention(r: NonNullable<CaptureStatus["retention"]>): Record<st
     instances: r.instances,
     instances_source: r.instances_source,
     used_bytes: r.used_bytes,
+    ...(r.pinned_bytes > 0 ? { pinned_bytes: r.pinned_bytes, pins: r.pins } : {}),
     ...(r.oldest_retained_at ? { oldest_retained_at: r.oldest_retained_at } : {}),
-    ...(r.recording_blocked ? { recording_blocked: true } : {}),
+    ...(r.grace_overridden_through ? { grace_overridden_through: r.grace_overridden_through } : {}),
+    ...(r.recording_blocked ? { recording_blocked: true, blocked_reason: r.blocked_reason } : {}),
   };
 }
 

@@ -208,8 +208,12 @@ export const temporalTools = [
       // A range reaching into the live present is not cached: its tail is still being recorded.
       const cacheable = !range.warnings.some((w) => w.code === "requested_end_not_yet_elapsed");
       let results = cacheable ? app.temporal.cache.result<BundleResult[]>(key) : undefined;
+      // Reclaim may have taken a cached bundle's images since: then it is built again.
+      const stillThere = (r: BundleResult) =>
+        [r.storyboard, r.composite, r.difference_map].every((a) => app.store.evidenceExists(a.uri));
+      if (results && !results.every(stillThere)) results = undefined;
       if (!results) {
-        results = await buildBundle(artifactEnv(app), range, {
+        results = await buildBundle(artifactEnv(app, range), range, {
           epochs: args.epochs ?? "anchor",
           max_tiles: args.max_tiles ?? DEFAULT_MAX_TILES,
           noise_floor: args.noise_floor,
@@ -301,7 +305,7 @@ async function artifactsOutput(
     inline_images?: boolean;
   },
 ): Promise<ToolOutput> {
-  const env = artifactEnv(app);
+  const env = artifactEnv(app, range);
   const level = args.detail ?? "concise";
   const epochs = args.epochs ?? "all";
   const opts = { max_tiles: args.max_tiles ?? DEFAULT_MAX_TILES };

@@ -233,14 +233,21 @@ export function pendingTailMs(app: AppContext, range: ResolvedRange, withinMs: n
   return wait > 0 && wait <= withinMs ? Math.ceil(wait) : 0;
 }
 
-export function artifactEnv(app: AppContext): ArtifactEnv {
+/** `range`: what the artifacts are made from, put under artifact grace as they are published. */
+export function artifactEnv(app: AppContext, range?: ResolvedRange): ArtifactEnv {
   const db = app.recorder.reader();
+  const span = range && {
+    session_id: range.session_id,
+    page_id: range.page_id,
+    start_ns: range.start_ns,
+    end_ns: range.end_ns,
+  };
   return {
     db,
     ops: pixelOps(db),
     cache: app.temporal.cache,
     encodePng,
-    write: (ext, bytes) => app.store.writeEvidence("artifacts", ext, bytes),
+    write: (ext, bytes) => app.store.writeEvidence("artifacts", ext, bytes, span),
     captureConfig: (session) => {
       const row = db.prepare("SELECT every_nth_frame, focus FROM sessions WHERE id = ?").get(session) as
         | { every_nth_frame: number; focus: string }

@@ -44,7 +44,7 @@ export const videoTools = [
       }
       const range = await rangeOf(app, args);
       const policy = args.policy ?? "model_optimized";
-      const env = artifactEnv(app);
+      const env = artifactEnv(app, range);
       // One visual epoch per clip: frames of different sizes are never stretched together.
       const prepared = prepareRange(env.db, range, env.ops, env.cache, { epochs: "anchor" });
       const analysis = prepared.analyses[0];
@@ -92,6 +92,13 @@ export const videoTools = [
         video,
         target.path,
       );
+      // ffmpeg wrote the file itself: it is judged against the share now, and removed if refused.
+      await app.store.adoptEvidence("videos", target.path, {
+        session_id: range.session_id,
+        page_id: range.page_id,
+        start_ns: range.start_ns,
+        end_ns: range.end_ns,
+      });
       const manifest = {
         artifact_id: target.uri.slice(target.uri.lastIndexOf("/") + 1).replace(/\.mp4$/, ""),
         artifact_kind: "temporal_video",

@@ -11,6 +11,7 @@ import {
 } from "../../../src/store/budget.ts";
 
 const seg = (id: number, bytes: number, sealedAt: number): ReclaimCandidate => ({
+  kind: "segment",
   id,
   session_id: "s",
   bytes,
@@ -69,7 +70,7 @@ Deno.test("reclaim: age-out removes expired segments even well inside the budget
   assertEquals(plan.expired, 2);
 });
 
-Deno.test("reclaim: protected segments are stepped over; with nothing left the write is blocked", () => {
+Deno.test("reclaim: pinned segments are stepped over; with nothing left the write is blocked", () => {
   const plan = planReclaim({
     used: 990,
     incoming: 50,
@@ -77,11 +78,83 @@ Deno.test("reclaim: protected segments are stepped over; with nothing left the w
     candidates: [seg(1, 100, 0), seg(2, 100, 1)],
     nowMs: 10,
     maxAgeMs: 0,
-    isProtected: (c) => c.id === 1,
+    isPinned: (c) => c.id === 1,
   });
   assertEquals(plan.evict.map((c) => c.id), [2]);
+  const pinnedFull = planReclaim({
+    used: 990,
+    incoming: 50,
+    share: 1_000,
+    candidates: [seg(1, 100, 0), seg(2, 100, 1)],
+    nowMs: 10,
+    maxAgeMs: 0,
+    isPinned: () => true,
+  });
+  assertEquals([pinnedFull.evict, pinnedFull.blocked], [[], true], "all pinned: nothing protected goes");
   const full = planReclaim({ used: 990, incoming: 50, share: 1_000, candidates: [], nowMs: 0, maxAgeMs: 0 });
   assertEquals(full.blocked, true);
+});
+
+Deno.test("reclaim: pins hold against age-out too", () => {
+  const plan = planReclaim({
+    used: 300,
+    incoming: 10,
+    share: 1_000_000,
+    candidates: [seg(1, 100, 0), seg(2, 100, 0), seg(3, 100, 9_000)],
+    nowMs: 10_000,
+    maxAgeMs: 4_000,
+    isPinned: (c) => c.id === 2,
+  });
+  assertEquals(plan.evict.map((c) => c.id), [1]);
+  assertEquals(plan.expired, 1);
+});
+
+Deno.test("reclaim: generated artifacts go before recorded evidence", () => {
+  const artifact = { ...seg(9, 150, 5), kind: "file" as const };
+  const plan = planReclaim({
+    used: 950,
+    incoming: 10,
+    share: 1_000,
+    artifacts: [artifact],
+    candidates: [seg(1, 100, 0), seg(2, 100, 1), seg(3, 100, 2)],
+    nowMs: 10,
+    maxAgeMs: 0,
+  });
+  assertEquals(plan.evict.map((c) => c.id), [9, 1, 2]);
+  assertEquals(plan.used_after, 600);
+});
+
+Deno.test("reclaim: artifact grace is stepped over under pressure while anything else is left", () => {
+  const plan = planReclaim({
+    used: 950,
+    incoming: 10,
+    share: 1_000,
+    candidates: [seg(1, 100, 0), seg(2, 100, 1), seg(3, 100, 2), seg(4, 100, 3)],
+    nowMs: 10,
+    maxAgeMs: 0,
+    inGrace: (c) => c.id <= 2,
+  });
+  assertEquals(plan.evict.map((c) => c.id), [3, 4], "the newer, unprotected segments went instead");
+  assertEquals(plan.grace_overridden, 0);
+  assertEquals(plan.blocked, false);
+});
+
+Deno.test("reclaim: when only grace stands between the write and a stall, the grace is dropped", () => {
+  const plan = planReclaim({
+    used: 990,
+    incoming: 50,
+    share: 1_000,
+    candidates: [seg(1, 100, 0), seg(2, 100, 1), seg(3, 100, 2)],
+    nowMs: 10,
+    maxAgeMs: 0,
+    isPinned: (c) => c.id === 1,
+    inGrace: (c) => c.id === 2 || c.id === 3,
+  });
+  // Unprotected: nothing. Grace goes oldest first, only as far as the high-water mark; the pin stays.
+  assertEquals(plan.evict.map((c) => c.id), [2, 3]);
+  assertEquals(plan.grace_overridden, 2);
+  assertEquals(plan.used_after, 790);
+  assertEquals(plan.blocked, false);
 });
 
 async function root(dir: string, name: string, lock: boolean): Promise<Deno.FsFile | undefined> {
