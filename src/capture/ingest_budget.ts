@@ -360,6 +360,7 @@ export class StoreBudget {
       session_id: sessionId,
       page_id: pageId,
       start_ns: seg.startNs,
+      last_ns: seg.lastNs,
       end_ns: seg.endNs,
       bytes: seg.bytes,
       sealed_at_ms: Date.now(),

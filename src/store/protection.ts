@@ -37,12 +37,15 @@ export interface Retained {
   session_id?: string;
   page_id?: string;
   start_ns?: number;
+  /** Where the segment's time ends (up to the next segment's first frame). */
   end_ns?: number;
+  /** Its last frame: a segment holds a frame of a span exactly when [start_ns, last_ns] meets it. */
+  last_ns?: number;
 }
 
 function overlaps(r: Retained, span: PageSpan, fromNs: number): boolean {
   return r.kind === "segment" && r.session_id === span.session_id && r.page_id === span.page_id &&
-    (r.start_ns ?? 0) <= span.end_ns && (r.end_ns ?? 0) >= fromNs;
+    (r.start_ns ?? 0) <= span.end_ns && (r.last_ns ?? r.end_ns ?? 0) >= fromNs;
 }
 
 export function pinnedBy(r: Retained, pins: Iterable<Pin>): boolean {

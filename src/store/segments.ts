@@ -80,8 +80,9 @@ export interface SealedSegment {
   id: number;
   path: string;
   bytes: number;
-  /** The first frame's receipt time, session-relative. */
+  /** The first and last frame's receipt times, session-relative. */
   startNs: number;
+  lastNs: number;
   endNs: number;
 }
 
@@ -188,6 +189,7 @@ export class SegmentWriter {
       path: seg.sealedPath,
       bytes: seg.bytes,
       startNs: Math.round(seg.startNs),
+      lastNs: Math.round(seg.lastNs),
       endNs: Math.round(Math.max(endNs, seg.lastNs)),
     });
     try {
