@@ -21,64 +21,18 @@ import {
   inGrace,
   keptEventSpans,
   type PageSpan,
-  type Pin,
-  pinnedBy,
   type PinView,
-  pinView,
 } from "../store/protection.ts";
 import type { SealedSegment } from "../store/segments.ts";
-import { indexLimitsFor, newestRetained, retainedExtent, type RetainedPoint } from "./ingest_index.ts";
+import { indexLimitsFor, newestRetained, retainedExtent } from "./ingest_index.ts";
+import { type OpenSegments, PinBook } from "./ingest_pins.ts";
+import type { Admission, GraceOverride, RetentionStatus } from "./retention_types.ts";
+
+export type { Admission, GraceOverride, RetentionStatus } from "./retention_types.ts";
+export type { OpenSegments } from "./ingest_pins.ts";
 
 /** A lock file this young may belong to a peer that has created it but not yet locked it. */
 const ABANDONED_MIN_AGE_MS = 30_000;
-
-export interface Admission {
-  admitted: boolean;
-  /** Why a write was refused: larger than the whole share, or nothing unprotected left to reclaim. */
-  refused?: "over_share" | "pinned" | "unreclaimable";
-  used: number;
-  share: number;
-  count: InstanceCount;
-  pinned_bytes: number;
-  /** This decision dropped artifact grace to make room. */
-  grace_overridden: boolean;
-}
-
-/** The sticky fact that artifact grace was dropped, anchored at the newest point retained after it. */
-export interface GraceOverride extends Partial<RetainedPoint> {
-  /** When grace was last dropped. */
-  at: string;
-  /** How many decisions dropped it in this process. */
-  count: number;
-}
-
-export interface RetentionStatus {
-  budget_bytes: number | null;
-  share_bytes: number | null;
-  instances: number;
-  instances_source: InstanceCount["source"];
-  used_bytes: number;
-  pinned_bytes: number;
-  pins: number;
-  max_age_secs: number;
-  oldest_retained_at?: string;
-  newest_retained_at?: string;
-  grace_window_ms: number;
-  /** Bytes under artifact grace right now: skipped by budget pressure while anything else is left. */
-  grace_protected_bytes: number;
-  grace_overridden_through?: GraceOverride;
-  reclaimed: {
-    segments: number;
-    bytes: number;
-    expired_segments: number;
-    abandoned_roots: number;
-    artifacts: number;
-    screenshots: number;
-  };
-  recording_blocked: boolean;
-  eviction_blocked: boolean;
-  blocked_reason?: Admission["refused"];
-}
 
 /** Something reclaim may delete, with where it lives. */
 interface Held extends ReclaimCandidate {
@@ -88,10 +42,6 @@ interface Held extends ReclaimCandidate {
 }
 
 /** The open segment of each page: not reclaimable, but what a pin of the live tail holds. */
-export type OpenSegments = () => Array<
-  { session_id: string; page_id: string; startNs: number; bytes: number }
->;
-
 export class StoreBudget {
   /** Bytes of segment records this instance holds (open and sealed). */
   #segmentBytes = 0;
@@ -105,8 +55,7 @@ export class StoreBudget {
   /** Generated artifacts, oldest first. */
   #artifacts: Held[] = [];
   #nextFileId = -1;
-  #pins = new Map<string, Pin>();
-  #pinSeq = 0;
+  readonly #pins: PinBook;
   #grace: GraceSpan[] = [];
   #graceOverride?: GraceOverride;
   #indexBaseline: number;
@@ -133,6 +82,7 @@ export class StoreBudget {
   ) {
     // The empty index is the store's fixed cost; what counts against the share is its growth.
     this.#indexBaseline = this.#indexBytes();
+    this.#pins = new PinBook(db, () => this.#retained, openSegments);
   }
 
   #indexBytes(): number {
@@ -205,7 +155,7 @@ export class StoreBudget {
     this.#downloadBytes = n;
   }
 
-  #isPinned = (c: ReclaimCandidate) => this.#pins.size > 0 && pinnedBy(c, this.#pins.values());
+  #isPinned = (c: ReclaimCandidate) => this.#pins.protects(c);
 
   #inGrace(c: Held, nowMs: number): boolean {
     if (c.generated) return nowMs - c.sealed_at_ms < ARTIFACT_GRACE_MS;
@@ -368,71 +318,18 @@ export class StoreBudget {
     });
   }
 
-  /** Protects every segment needed to rebuild the span, from the frame on screen at its start on. */
+  /** Protects every segment needed to rebuild the span (see PinBook). */
   pin(span: PageSpan, label: string | undefined, commit: () => void): PinView {
     commit();
-    const before = this.db.prepare(
-      "SELECT max(recv_ns) AS at FROM frames WHERE session_id = ? AND page_id = ? AND recv_ns <= ?",
-    ).get(span.session_id, span.page_id, Math.round(span.start_ns)) as { at: number | null } | undefined;
-    const pin: Pin = {
-      ...span,
-      pin_id: `pin-${++this.#pinSeq}`,
-      hold_from_ns: Math.min(span.start_ns, before?.at ?? span.start_ns),
-      ...(label ? { label } : {}),
-      created_at: new Date().toISOString(),
-    };
-    this.#pins.set(pin.pin_id, pin);
-    return this.#view(pin);
+    return this.#pins.add(span, label);
   }
 
-  /** Removes the named pins; returns the ids that existed. */
-  unpin(ids: string[]): string[] {
-    return ids.filter((id) => this.#pins.delete(id));
-  }
-
-  /** Pins whose span is exactly this one (unpinning by the range that was pinned). */
-  pinsMatching(span: PageSpan): string[] {
-    return [...this.#pins.values()].filter((p) =>
-      p.session_id === span.session_id && p.page_id === span.page_id &&
-      Math.abs(p.start_ns - span.start_ns) < 1e6 && Math.abs(p.end_ns - span.end_ns) < 1e6
-    ).map((p) => p.pin_id);
-  }
-
-  pinViews(sessionId?: string): PinView[] {
-    return [...this.#pins.values()].filter((p) => !sessionId || p.session_id === sessionId).map((p) =>
-      this.#view(p)
-    );
-  }
-
-  #view(pin: Pin): PinView {
-    return pinView(pin, this.#held([pin]));
-  }
-
-  /** Sealed and open segments the given pins hold, each counted once. */
-  #held(pins: Pin[]): { segments: number; bytes: number } {
-    let segments = 0;
-    let bytes = 0;
-    for (const c of this.#retained) {
-      if (pinnedBy(c, pins)) {
-        segments++;
-        bytes += c.bytes;
-      }
-    }
-    for (const open of this.openSegments()) {
-      if (
-        pins.some((p) =>
-          p.session_id === open.session_id && p.page_id === open.page_id && open.startNs <= p.end_ns
-        )
-      ) {
-        segments++;
-        bytes += open.bytes;
-      }
-    }
-    return { segments, bytes };
+  get pins(): PinBook {
+    return this.#pins;
   }
 
   pinnedBytes(): number {
-    return this.#pins.size > 0 ? this.#held([...this.#pins.values()]).bytes : 0;
+    return this.#pins.pinnedBytes();
   }
 
   /** delete_session removed the session's files and rows; its bytes return to the share at once. */
@@ -440,7 +337,7 @@ export class StoreBudget {
     this.#segmentBytes -= this.#bySession.get(sessionId) ?? 0;
     this.#bySession.delete(sessionId);
     this.#retained = this.#retained.filter((s) => s.kind !== "segment" || s.session_id !== sessionId);
-    for (const [id, p] of this.#pins) if (p.session_id === sessionId) this.#pins.delete(id);
+    this.#pins.forgetSession(sessionId);
     this.#grace = this.#grace.filter((g) => g.session_id !== sessionId);
   }
 

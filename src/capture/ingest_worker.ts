@@ -223,7 +223,7 @@ function pinState(id: number, sessionId?: string, extra: { removed?: string[]; p
   post({
     type: "pin_state",
     id,
-    pins: budget.pinViews(sessionId),
+    pins: budget.pins.views(sessionId),
     ...extra,
     retention: budget.status([...storage.keys()]),
   });
@@ -377,8 +377,8 @@ self.onmessage = (e: MessageEvent<ToWorker>) => {
       }
       case "unpin": {
         if (!budget) return;
-        const ids = [...(m.pin_ids ?? []), ...(m.span ? budget.pinsMatching(m.span) : [])];
-        pinState(m.id, undefined, { removed: budget.unpin(ids) });
+        const ids = [...(m.pin_ids ?? []), ...(m.span ? budget.pins.matching(m.span) : [])];
+        pinState(m.id, undefined, { removed: budget.pins.remove(ids) });
         return;
       }
       case "pin_state":

@@ -121,7 +121,7 @@ Deno.test("when pins fill the share, frames are refused and nothing protected is
     assertEquals(s.frameTimes(), before, "nothing protected was deleted");
     const st = s.budget.status(["s"]);
     assertEquals([st.recording_blocked, st.eviction_blocked, st.blocked_reason], [true, true, "pinned"]);
-    s.budget.unpin(s.budget.pinViews().map((p) => p.pin_id));
+    s.budget.pins.remove(s.budget.pins.views().map((p) => p.pin_id));
     assert(s.frame(1_010).admitted, "unpinned: reclaim makes room again");
     assert(s.frameTimes()[0] > 0, "and the oldest frames went first");
   } finally {
