@@ -8,6 +8,7 @@ import { OUTPUT_SCHEMAS } from "../output_schemas.ts";
 import type { AppContext } from "../context.ts";
 import { output } from "../response.ts";
 import type { CaptureStatus } from "../../capture/recorder.ts";
+import type { RetentionStatus } from "../../capture/ingest_budget.ts";
 import { detail, everyNthFrame } from "../schemas.ts";
 import { conflictingArguments } from "./arg_conflicts.ts";
 import { navigableUrl } from "../../control/navigation.ts";
@@ -94,6 +95,30 @@ function statusText(st: Record<string, unknown>): string {
       ? [`open dialogs: ${dialogs.map((d) => `${d.page_id} ${d.dialog}`).join(", ")}`]
       : []),
   ].join("\n");
+}
+
+/**
+ * A line for the text an agent reads when N was not counted: the share is then a conservative
+ * guess (spec: reading N when the directory turns hostile), which structured content alone hides.
+ */
+function budgetNote(r: RetentionStatus | undefined): string[] {
+  if (!r) return [];
+  const share = r.share_bytes === null ? "" : `, share ${r.share_bytes} of ${r.budget_bytes} bytes`;
+  const lines = r.instances_source === "counted"
+    ? []
+    : r.instances_source === "assumed"
+    ? [`disk budget: instances/ could not be read, so ${r.instances} live instances are assumed${share}`]
+    : [`disk budget: instances/ could not be read; using the last count, ${r.instances} instances${share}`];
+  if (r.recording_blocked) {
+    lines.push(
+      r.blocked_reason === "pinned"
+        ? `recording paused: pins hold ${r.pinned_bytes} of ${r.share_bytes} bytes and are never deleted for room; unpin_resolved_range what you no longer need (query_pin_state lists pins)`
+        : `recording paused: the disk budget share (${r.share_bytes} bytes) is full with nothing left to reclaim (${
+          r.blocked_reason ?? "unreclaimable"
+        })`,
+    );
+  }
+  return lines;
 }
 
 function capabilitiesOf(app: AppContext): Record<string, unknown> {
@@ -191,7 +216,8 @@ export const browserTools = [
       const idle = !s || !app.recorder.captures.has(s.id);
       if (idle) await app.recorder.flush();
       const retention = idle && app.recorder.retention ? { retention: app.recorder.retention } : {};
-      return output(statusText(st), { ...st, server: { ...capabilitiesOf(app), ...retention } });
+      const text = [statusText(st), ...budgetNote(app.recorder.retention)].join("\n");
+      return output(text, { ...st, server: { ...capabilitiesOf(app), ...retention } });
     },
   }),
   defineTool({
