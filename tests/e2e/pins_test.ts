@@ -241,6 +241,9 @@ Deno.test({
       const window = await earlyWindow(server, seen);
       const artifact = await ok(server, "generate_artifacts", { range: window, inline_images: false });
       assertEquals(retentionWarning(artifact), undefined);
+      const files = (structured(artifact).artifacts as Array<{ uri: string; manifest_uri: string }>)
+        .flatMap((a) => [a.uri, a.manifest_uri]);
+      assert(files.length >= 2, JSON.stringify(structured(artifact)));
       let status = await captureState(server);
       assert((status.retention?.grace_protected_bytes ?? 0) > 0, JSON.stringify(status.retention));
       const graced = await allFrames(server, window);
@@ -260,6 +263,11 @@ Deno.test({
       assert(first > firstSeen, `older unprotected frames went: first retained ${first} ms`);
       assert((status.retention?.reclaimed.segments ?? 0) > 0, JSON.stringify(status.retention));
       assertEquals((await allFrames(server, window)).map((f) => f.frame_id), graced.map((f) => f.frame_id));
+      // Artifacts are what pressure takes first (they can be made again), except while in grace.
+      for (const uri of files) {
+        const read = await server.client.readResource({ uri });
+        assert(read.contents.length === 1, `${uri} is still readable`);
+      }
       assertEquals(
         (await captureState(server)).retention?.grace_overridden_through,
         undefined,
@@ -349,6 +357,20 @@ Deno.test({
         const p3 = structured(await ok(server, "pin_resolved_range", { interaction_id: nav.interaction_id }));
         forms.push((p3 as unknown as PinAnswer).pin);
       }
+      const handle = structured(
+        await ok(server, "resolve_temporal_range", {
+          range: { start_ms: frames[13].session_time_ms, end_ms: frames[16].session_time_ms },
+        }),
+      )
+        .range_handle as string;
+      const byHandle =
+        (structured(await ok(server, "pin_resolved_range", { range_handle: handle })) as unknown as PinAnswer)
+          .pin;
+      assertEquals(
+        structured(await ok(server, "unpin_resolved_range", { range_handle: handle })).unpinned,
+        [byHandle.pin_id],
+        "a range_handle unpins what it pinned",
+      );
       const queried = await ok(server, "query_pin_state", {});
       sizes.query = responseChars(queried);
       const state = structured(queried) as { pins: PinView[]; pinned_bytes: number; share_bytes: number };
@@ -391,4 +413,55 @@ Deno.test({
       assertEquals(structured(await ok(server, "query_pin_state", {})).pins, []);
       console.error(`pins e2e: ${forms.length} pins; response characters ${JSON.stringify(sizes)}`);
     }, tiny),
+});
+
+Deno.test({
+  name: "pins: a pinned range outlives age-out until it is unpinned, then expires on the next operation",
+  ...e2e,
+  fn: () =>
+    withServer(async (server, site) => {
+      await ok(server, "navigate_page", { url: `${site.origin}/animation.html` });
+      const seen = new Map<number, Frame>();
+      const window = await earlyWindow(server, seen);
+      const pin =
+        (structured(await ok(server, "pin_resolved_range", { range: window })) as unknown as PinAnswer)
+          .pin;
+      const pinned = await allFrames(server, window);
+      assert(pinned.length >= 10, `frames in the pinned window: ${pinned.length}`);
+      // Evidence expires 3 s after its segment sealed (segments seal at a quarter of that): unpinned
+      // frames on both sides of the pin go, the pinned ones stay.
+      let older: Frame[] = [];
+      let newer: Frame[] = [];
+      let retained = new Set<number>();
+      const t0 = performance.now();
+      while (performance.now() - t0 < 40_000 && (older.length === 0 || newer.length === 0)) {
+        await sleep(250);
+        await collect(server, seen);
+        retained = new Set((await allFrames(server)).map((f) => f.frame_id));
+        const gone = [...seen.values()].filter((f) => !retained.has(f.frame_id));
+        older = gone.filter((f) => f.session_time_ms < window.start_ms);
+        newer = gone.filter((f) => f.session_time_ms > window.end_ms);
+      }
+      const r = (await captureState(server)).retention;
+      console.error(
+        `pins age-out e2e: ${older.length} older and ${newer.length} newer frames expired; ${
+          JSON.stringify(r?.reclaimed)
+        }`,
+      );
+      assert(older.length > 0 && newer.length > 0, "unpinned frames expired on both sides of the pin");
+      assert(r && r.reclaimed.expired_segments > 0 && r.reclaimed.segments === r.reclaimed.expired_segments);
+      assertEquals(pinned.filter((f) => !retained.has(f.frame_id)), [], "no pinned frame expired");
+      const fetched = await fetchOne(server, pinned[0].frame_id);
+      assert(fetched.content.some((c) => c.type === "image"), textOf(fetched));
+      // Unpinned, the range is as old as it is: the next operation expires it.
+      await ok(server, "unpin_resolved_range", { pin_id: pin.pin_id });
+      let left = pinned.length;
+      for (let i = 0; i < 40 && left > 0; i++) {
+        await captureState(server);
+        const now = new Set((await allFrames(server)).map((f) => f.frame_id));
+        left = pinned.filter((f) => now.has(f.frame_id)).length;
+        if (left > 0) await sleep(250);
+      }
+      assertEquals(left, 0, "the unpinned range expired");
+    }, { browser: { every_nth_frame: 1 }, env: { KROMETRAIL_RETENTION_MAX_AGE_SECS: "3" } }),
 });
