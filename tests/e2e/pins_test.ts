@@ -413,6 +413,17 @@ Deno.test({
         assertEquals(structured(byInteraction).unpinned, [forms[2].pin_id], textOf(byInteraction));
       }
       assertEquals(structured(await ok(server, "query_pin_state", {})).pins, []);
+      // A pin outlives its session's recording and ends with delete_session.
+      const kept =
+        (structured(await ok(server, "pin_resolved_range", { range: b })) as unknown as PinAnswer).pin;
+      await ok(server, "stop_browser", {});
+      const stopped = structured(await ok(server, "query_pin_state", { session_id: kept.session_id }));
+      const after = stopped.pins as PinView[];
+      assertEquals(after.map((p) => p.pin_id), [kept.pin_id]);
+      assert(after[0].bytes > 0 && stopped.pinned_bytes === after[0].bytes, JSON.stringify(stopped));
+      await ok(server, "delete_session", { session_id: kept.session_id });
+      const deleted = structured(await ok(server, "query_pin_state", {}));
+      assertEquals([deleted.pins, deleted.pinned_bytes], [[], 0]);
       console.error(`pins e2e: ${forms.length} pins; response characters ${JSON.stringify(sizes)}`);
     }, tiny),
 });
