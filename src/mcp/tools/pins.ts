@@ -77,11 +77,14 @@ export const pinTools = [
     }),
     handler: async (args, app) => {
       const range = await rangeOf(app, args, { instant: "allow" });
+      // A range reaching into a live recording's future is resolved up to now; the pin holds the tail
+      // as it is recorded, up to the end that was asked for.
+      const future = range.warnings.some((w) => w.code === "requested_end_not_yet_elapsed");
       const state = await app.recorder.pin({
         session_id: range.session_id,
         page_id: range.page_id,
         start_ns: range.start_ns,
-        end_ns: range.end_ns,
+        end_ns: future ? Math.max(range.end_ns, range.requested.end_ns) : range.end_ns,
       }, args.label);
       const pin = state.pin;
       if (!pin) throw new Error("the ingest worker did not return the pin");
