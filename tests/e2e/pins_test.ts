@@ -27,7 +27,17 @@ import { SEGMENT_MAX_BYTES } from "../../src/store/format.ts";
 
 /** The budget tests' tiny budget: a recording of animation.html runs past it in a few seconds. */
 const BUDGET = 3_000_000;
-const tiny = { browser: { every_nth_frame: 1 }, env: { KROMETRAIL_DISK_BUDGET_BYTES: String(BUDGET) } };
+/**
+ * On a loaded machine a screencast acknowledgement can take longer than the default 1 s deadline (more
+ * so while an artifact call holds the server's main thread), which ends the stream by rule
+ * (capture_faults_test covers that). These tests are about retention, so their recordings get a longer
+ * deadline through the test-fault plan.
+ */
+const patientAcks = { KROMETRAIL_TEST_FAULTS: JSON.stringify({ ack_deadline_ms: 10_000 }) };
+const tiny = {
+  browser: { every_nth_frame: 1 },
+  env: { KROMETRAIL_DISK_BUDGET_BYTES: String(BUDGET), ...patientAcks },
+};
 
 /** What an instance root may hold on disk: the share, one segment being written, the empty index. */
 function diskBound(root: string): number {
@@ -254,7 +264,12 @@ Deno.test({
       }
       status = await captureState(server);
       assertEquals(status.retention?.grace_overridden_through, undefined, "grace was not needed yet");
-      assert(first > firstSeen, `older unprotected frames went: first retained ${first} ms`);
+      assert(
+        first > firstSeen,
+        `older unprotected frames went: first retained ${first} ms, window ${JSON.stringify(window)}: ${
+          JSON.stringify(status)
+        }`,
+      );
       assert((status.retention?.reclaimed.segments ?? 0) > 0, JSON.stringify(status.retention));
       assertEquals((await allFrames(server, window)).map((f) => f.frame_id), graced.map((f) => f.frame_id));
       // Artifacts are what pressure takes first (they can be made again), except while in grace.
@@ -470,5 +485,5 @@ Deno.test({
         if (left > 0) await sleep(250);
       }
       assertEquals(left, 0, "the unpinned range expired");
-    }, { browser: { every_nth_frame: 1 }, env: { KROMETRAIL_RETENTION_MAX_AGE_SECS: "3" } }),
+    }, { browser: { every_nth_frame: 1 }, env: { KROMETRAIL_RETENTION_MAX_AGE_SECS: "3", ...patientAcks } }),
 });
