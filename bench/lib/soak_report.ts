@@ -153,22 +153,29 @@ function rssTarget(samples: Sample[], every: number): string {
     }% over ${after.length} samples`;
 }
 
-function ackTarget(final: Record<string, unknown>, samples: Sample[], floor: AckFloor | undefined): string {
+function ackTarget(
+  final: Record<string, unknown>,
+  samples: Sample[],
+  floor: AckFloor | undefined,
+  floorSource: string | undefined,
+): string {
   const ack = final.ack_latency_ms as { p99?: number; samples?: number } | undefined;
   const p99 = ack?.p99 ?? samples.at(-1)?.p99;
   const ratio = p99 !== undefined && floor ? p99 / floor.p99 : undefined;
   return `${
     word(ratio === undefined ? undefined : ratio <= ACK_VS_FLOOR)
   }  ack p99 within ${ACK_VS_FLOOR}× ` +
-    `of the floor: ${dec(p99, 2)} ms (the recorder's last ${int(ack?.samples)} acks) vs floor ${
-      dec(floor?.p99, 2)
-    } ms = ${dec(ratio, 2)}×`;
+    `of the floor: ${dec(p99, 2)} ms (the recorder's last ${int(ack?.samples)} acks) vs floor${
+      floorSource ? ` (${floorSource})` : ""
+    } ${dec(floor?.p99, 2)} ms = ${dec(ratio, 2)}×`;
 }
 
 export interface TargetInput {
   samples: Sample[];
   final: Record<string, unknown>;
   floor?: AckFloor;
+  /** Where the floor was measured, for the target's line. */
+  floorSource?: string;
   share: number;
   shareSource: string;
   every: number;
@@ -179,7 +186,7 @@ export function soakTargets(i: TargetInput): string[] {
     frameLoss(i.final),
     usageTarget(i.samples, i.share, i.shareSource),
     rssTarget(i.samples, i.every),
-    ackTarget(i.final, i.samples, i.floor),
+    ackTarget(i.final, i.samples, i.floor, i.floorSource),
   ];
 }
 
