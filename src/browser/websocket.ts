@@ -23,6 +23,8 @@ export class LoopbackWebSocket {
   #conn: Deno.TcpConn;
   #open = true;
   #writes: Promise<void> = Promise.resolve();
+  /** Frames queued and not yet written whole; at 0 the next frame's write starts in send() itself. */
+  #queued = 0;
   #buf = new Uint8Array(256 * 1024);
   #start = 0;
   #end = 0;
@@ -83,15 +85,28 @@ export class LoopbackWebSocket {
   /** Queues one text frame; frames are written whole and in order. */
   send(text: string): void {
     if (!this.#open) throw new Error("WebSocket is closed");
-    const frame = maskedFrame(0x1, this.#encoder.encode(text));
-    this.#writes = this.#writes.then(() => writeAll(this.#conn, frame)).catch(() => this.#shutdown());
+    this.#write(maskedFrame(0x1, this.#encoder.encode(text)), () => this.#shutdown());
+  }
+
+  /**
+   * Writes one frame after those queued before it. With none queued the write starts here, before the
+   * caller's task goes on: Deno starts a socket write when it is called, so the bytes of an ack sent
+   * from an event handler leave at once instead of after the rest of the handler and the microtasks
+   * queued before it (a .then on the previous write), where a slow handler delayed them by its length.
+   */
+  #write(frame: Uint8Array, onError: () => void): void {
+    this.#queued++;
+    const write = this.#queued === 1
+      ? writeAll(this.#conn, frame)
+      : this.#writes.then(() => writeAll(this.#conn, frame));
+    this.#writes = write.catch(onError).finally(() => this.#queued--);
   }
 
   /** Sends a close frame and resolves once the connection is gone (at most `timeoutMs`). */
   async close(timeoutMs = 1_000): Promise<void> {
     if (this.#open) {
       const frame = maskedFrame(0x8, new Uint8Array([0x03, 0xe8])); // 1000: normal closure
-      this.#writes = this.#writes.then(() => writeAll(this.#conn, frame)).catch(() => {});
+      this.#write(frame, () => {});
       await Promise.race([this.#writes, new Promise((r) => setTimeout(r, timeoutMs))]);
       this.#shutdown();
     }
@@ -156,7 +171,7 @@ export class LoopbackWebSocket {
       }
       if (opcode === 0x9) {
         const pong = maskedFrame(0xa, payload.slice());
-        this.#writes = this.#writes.then(() => writeAll(this.#conn, pong)).catch(() => this.#shutdown());
+        this.#write(pong, () => this.#shutdown());
         continue;
       }
       if (opcode === 0xa) continue;
