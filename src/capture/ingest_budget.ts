@@ -133,10 +133,13 @@ export class StoreBudget {
     return this.#walk(size, commit);
   }
 
-  /** An enforcement pass with no write: a status poll trims toward a share that N has lowered. */
-  enforce(commit: () => void): void {
+  /**
+   * An enforcement pass with no write: a status poll trims toward a share that N has lowered, and a
+   * file just counted is made room for. It may drop artifact grace like any other decision.
+   */
+  enforce(commit: () => void): Admission {
     this.#measureDownloads();
-    this.#walk(0, commit);
+    return this.#walk(0, commit);
   }
 
   #measureDownloads(): void {
@@ -209,7 +212,8 @@ export class StoreBudget {
     return {
       ...base,
       admitted,
-      ...(admitted ? {} : { refused: pinned > 0 ? "pinned" as const : "unreclaimable" as const }),
+      // Pins are the cause when they hold most of what is in use; otherwise unpinning would not help.
+      ...(admitted ? {} : { refused: pinned * 2 >= used ? "pinned" as const : "unreclaimable" as const }),
       used,
       pinned_bytes: pinned,
       grace_overridden: plan.grace_overridden > 0,

@@ -340,7 +340,8 @@ self.onmessage = (e: MessageEvent<ToWorker>) => {
         }
         if (m.seal_session) sealSession(m.seal_session, m.end_ns ?? 0);
         commit();
-        budget?.enforce(commit);
+        // Announced before the answer, so the operation waiting on this flush carries the warning.
+        if (budget?.enforce(commit).grace_overridden) announceGraceOverride();
         const stats: FlushStats = {
           frames_stored: [...storage.values()].reduce((a, s) => a + s.frames, 0),
           bytes_stored: [...storage.values()].reduce((a, s) => a + s.bytes, 0),
@@ -361,7 +362,7 @@ self.onmessage = (e: MessageEvent<ToWorker>) => {
         return;
       case "evidence":
         budget?.evidence(m.path, m.bytes);
-        budget?.enforce(commit);
+        if (budget?.enforce(commit).grace_overridden) announceGraceOverride();
         return;
       case "admit_artifact": {
         if (!budget) return;

@@ -2,7 +2,9 @@ import { assert, assertEquals } from "../assert.ts";
 import {
   e2e,
   errorCode,
+  fixtures,
   type ServerHandle,
+  startServer,
   structured,
   textOf,
   type ToolResult,
@@ -13,6 +15,7 @@ import {
   allFrames,
   captureState,
   type Frame,
+  type FullRetention,
   gapsOf,
   newestFrames,
   ok,
@@ -218,7 +221,10 @@ Deno.test({
       }
       assert(max <= bound, `instance root peaked at ${max} bytes, over share + one segment (${bound})`);
       // Unpinning makes the evidence reclaimable again: capture resumes by itself and the gap closes.
-      const unpinned = structured(await ok(server, "unpin_resolved_range", { pin_id: answer.pin.pin_id }));
+      // By the same range: it finds the pin while the recording goes on past the moment it was made.
+      const unpinned = structured(
+        await ok(server, "unpin_resolved_range", { range: { start_ms: 0, end_ms: 600_000 } }),
+      );
       assertEquals([unpinned.unpinned, unpinned.pins_left], [[answer.pin.pin_id], 0]);
       const stored = status.frames_stored;
       for (let i = 0; i < 150; i++) {
@@ -486,4 +492,57 @@ Deno.test({
       }
       assertEquals(left, 0, "the unpinned range expired");
     }, { browser: { every_nth_frame: 1 }, env: { KROMETRAIL_RETENTION_MAX_AGE_SECS: "3", ...patientAcks } }),
+});
+
+Deno.test({
+  name: "grace: the status poll that drops grace for a peer's arrival carries the retention warning",
+  ...e2e,
+  fn: async () => {
+    const site = fixtures();
+    const dataDir = await Deno.makeTempDir({ prefix: "krometrail-grace-" });
+    const env = { KROMETRAIL_DISK_BUDGET_BYTES: String(BUDGET), ...patientAcks };
+    const a = await startServer({ dataDir, env });
+    let b: ServerHandle | undefined;
+    try {
+      await ok(a, "start_browser", {
+        temporary: true,
+        every_nth_frame: 1,
+        url: `${site.origin}/animation.html`,
+      });
+      // Past half the budget, short of the full budget's high-water mark: nothing reclaimed yet.
+      let status = await captureState(a);
+      for (let i = 0; i < 300 && (status.retention?.used_bytes ?? 0) < 0.6 * BUDGET; i++) {
+        await sleep(50);
+        status = await captureState(a);
+      }
+      assertEquals(status.retention?.reclaimed.segments, 0, JSON.stringify(status.retention));
+      const last = (await newestFrames(a)).at(-1);
+      assert(last, "frames recorded");
+      // A still page paints (almost) nothing, so no frame decides anything from here on.
+      await ok(a, "navigate_page", { url: `${site.origin}/untitled.html` });
+      const artifact = await ok(a, "generate_artifacts", {
+        range: { start_ms: 0, end_ms: last.session_time_ms },
+        inline_images: false,
+      });
+      assertEquals(retentionWarning(artifact), undefined);
+      const before = (await captureState(a)).retention;
+      assert(before && before.grace_protected_bytes > BUDGET / 2, JSON.stringify(before));
+      assertEquals(before.grace_overridden_through, undefined);
+      // A peer halves the share; a's next operation, a status poll, can only make room by dropping grace.
+      b = await startServer({ dataDir, env });
+      const poll = await ok(a, "browser_status", { detail: "expanded" });
+      const after = (structured(poll).capture as { retention?: FullRetention }).retention;
+      console.error(`grace peer e2e: ${JSON.stringify(after)}`);
+      assertEquals([after?.share_bytes, after?.instances], [BUDGET / 2, 2]);
+      assert(after?.grace_overridden_through, `grace was dropped: ${JSON.stringify(after)}`);
+      const warning = retentionWarning(poll);
+      assertEquals(warning?.code, "artifact_grace_overridden", textOf(poll));
+      assert(/warning artifact_grace_overridden: /.test(textOf(poll)), textOf(poll));
+    } finally {
+      await b?.close();
+      await a.close();
+      await site.close();
+      await Deno.remove(dataDir, { recursive: true }).catch(() => {});
+    }
+  },
 });

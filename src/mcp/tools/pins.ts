@@ -5,7 +5,8 @@
 import { z } from "zod";
 import { ToolError } from "../../errors.ts";
 import type { RetentionStatus } from "../../capture/ingest_budget.ts";
-import type { PinView } from "../../store/protection.ts";
+import type { PageSpan, PinView } from "../../store/protection.ts";
+import type { ResolvedRange } from "../../temporal/range.ts";
 import { formatBytes } from "../../bytes.ts";
 import type { AppContext } from "../context.ts";
 import { defineTool } from "../define_tool.ts";
@@ -24,6 +25,20 @@ function budgetOf(r: RetentionStatus) {
     used_bytes: r.used_bytes,
     share_bytes: r.share_bytes,
     ...(r.recording_blocked ? { recording_blocked: true, blocked_reason: r.blocked_reason } : {}),
+  };
+}
+
+/**
+ * The span a range pins: what it resolved to, and, for a range reaching into a live recording's
+ * future (resolved up to now), the end that was asked for, so the tail is held as it is recorded.
+ */
+function pinSpan(range: ResolvedRange): PageSpan {
+  const future = range.warnings.some((w) => w.code === "requested_end_not_yet_elapsed");
+  return {
+    session_id: range.session_id,
+    page_id: range.page_id,
+    start_ns: range.start_ns,
+    end_ns: future ? Math.max(range.end_ns, range.requested.end_ns) : range.end_ns,
   };
 }
 
@@ -77,15 +92,7 @@ export const pinTools = [
     }),
     handler: async (args, app) => {
       const range = await rangeOf(app, args, { instant: "allow" });
-      // A range reaching into a live recording's future is resolved up to now; the pin holds the tail
-      // as it is recorded, up to the end that was asked for.
-      const future = range.warnings.some((w) => w.code === "requested_end_not_yet_elapsed");
-      const state = await app.recorder.pin({
-        session_id: range.session_id,
-        page_id: range.page_id,
-        start_ns: range.start_ns,
-        end_ns: future ? Math.max(range.end_ns, range.requested.end_ns) : range.end_ns,
-      }, args.label);
+      const state = await app.recorder.pin(pinSpan(range), args.label);
       const pin = state.pin;
       if (!pin) throw new Error("the ingest worker did not return the pin");
       const warning = crowdingWarning(state.retention);
@@ -135,15 +142,12 @@ export const pinTools = [
         if (state.removed?.length === 0) throw pinNotFound(JSON.stringify(args.pin_id), state.pins);
       } else if (ranged) {
         const range = await rangeOf(app, args, { instant: "allow" });
-        state = await app.recorder.unpin([], {
-          session_id: range.session_id,
-          page_id: range.page_id,
-          start_ns: range.start_ns,
-          end_ns: range.end_ns,
-        });
+        // The same span the pin was made of, so a range into the live future finds its pin later on.
+        const span = pinSpan(range);
+        state = await app.recorder.unpin([], span);
         if (state.removed?.length === 0) {
           throw pinNotFound(
-            `of exactly ${range.start_ms}–${range.end_ms} ms on page ${range.page_id}`,
+            `of exactly ${range.start_ms}–${Math.round(span.end_ns / 1e4) / 100} ms on page ${range.page_id}`,
             state.pins,
           );
         }
