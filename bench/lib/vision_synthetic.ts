@@ -118,6 +118,7 @@ export async function timeSyntheticArtifacts(jpegs: Uint8Array[]): Promise<{ fra
       analyses: [analysis],
       markers: [],
       truncated: false,
+      earlier_document_frames: 0,
     };
     await storyboard(env, prepared, analysis, { max_tiles: 8 });
     await differenceMap(env, prepared, analysis);

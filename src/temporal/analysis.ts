@@ -4,6 +4,7 @@
  * frame (how far from where it settles), plus the per-pixel accumulation the difference map and
  * motion history draw. Pixels come through PixelOps so this core runs without a browser or files.
  */
+import { runSteps, type Steps } from "./steps.ts";
 import type { FrameRow } from "../capture/frames.ts";
 import type { AccumulatedChange } from "../vision/change_accumulator.ts";
 import type { RgbaImage } from "../vision/image.ts";
@@ -250,6 +251,11 @@ export function baselineIndex(frames: FrameRow[], anchorNs: number): number {
 }
 
 export function analyzeEpoch(input: AnalyzeInput, ops: PixelOps): EpochAnalysis {
+  return runSteps(analyzeEpochSteps(input, ops));
+}
+
+/** The analysis one frame at a time (steps.ts): it yields after each analyzed frame. */
+export function* analyzeEpochSteps(input: AnalyzeInput, ops: PixelOps): Steps<EpochAnalysis> {
   const { epoch } = input;
   const frames = epoch.frames;
   const noise = input.noise_floor ?? DEFAULT_NOISE_FLOOR;
@@ -336,6 +342,7 @@ export function analyzeEpoch(input: AnalyzeInput, ops: PixelOps): EpochAnalysis 
     // Only the previous image, the baseline and the final frame need to stay decoded.
     if (prev && prev.index !== base && prev.index !== frames.length - 1) images.delete(prev.index);
     prev = { img, frame, index: i };
+    yield;
   }
   return {
     epoch,

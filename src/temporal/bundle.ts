@@ -9,7 +9,7 @@ import type { EpochAnalysis } from "./analysis.ts";
 import { type ChangeRegion, changeRegions } from "./change_regions.ts";
 import { anchorWords } from "./artifact_text.ts";
 import { type Artifact, type ArtifactEnv, composite, differenceMap, storyboard } from "./artifacts.ts";
-import { type Prepared, prepareRange } from "./prepare.ts";
+import { type Prepared, prepareRangeYielding } from "./prepare.ts";
 import { ms, type ResolvedRange } from "./range.ts";
 import { plainMs, signedMs } from "./render/layout.ts";
 import type { SelectionReason } from "./selection.ts";
@@ -339,7 +339,7 @@ export async function buildBundle(
   range: ResolvedRange,
   opts: BundleOptions,
 ): Promise<BundleResult[]> {
-  const prepared = prepareRange(env.db, range, env.ops, env.cache, {
+  const prepared = await prepareRangeYielding(env.db, range, env.ops, env.cache, {
     epochs: opts.epochs,
     noise_floor: opts.noise_floor,
   });

@@ -3,10 +3,11 @@
  * chosen (the anchor's, or all), their analyses (cached: a bundle, then a difference map of the
  * same range, analyse once), and the markers that fall inside the range.
  */
+import { runSteps, runStepsYielding, type Steps } from "./steps.ts";
 import type { DatabaseSync } from "node:sqlite";
 import type { FrameRow } from "../capture/frames.ts";
 import type { Rect, RgbaImage } from "../vision/image.ts";
-import { analyzeEpoch, type EpochAnalysis, type JpegScale, type PixelOps } from "./analysis.ts";
+import { analyzeEpochSteps, type EpochAnalysis, type JpegScale, type PixelOps } from "./analysis.ts";
 import {
   documentStartNs,
   type Epoch,
@@ -52,6 +53,14 @@ export class TemporalCache {
 
   analysis(key: string, make: () => EpochAnalysis): EpochAnalysis {
     return remember(this.#analyses, key, this.maxAnalyses, make);
+  }
+
+  /** An analysis made step by step: looked up first, remembered once made. */
+  *analysisSteps(key: string, make: () => Steps<EpochAnalysis>): Steps<EpochAnalysis> {
+    const hit = this.#analyses.get(key);
+    if (hit) return this.analysis(key, () => hit);
+    const made = yield* make();
+    return this.analysis(key, () => made);
   }
 
   frame(frame: FrameRow, scale: JpegScale, decode: () => RgbaImage): RgbaImage {
@@ -137,6 +146,27 @@ export function prepareRange(
   cache: TemporalCache,
   options: PrepareOptions,
 ): Prepared {
+  return runSteps(prepareRangeSteps(db, range, ops, cache, options));
+}
+
+/** prepareRange for a tool: it lets the event loop in between frames (steps.ts). */
+export function prepareRangeYielding(
+  db: DatabaseSync,
+  range: ResolvedRange,
+  ops: PixelOps,
+  cache: TemporalCache,
+  options: PrepareOptions,
+): Promise<Prepared> {
+  return runStepsYielding(prepareRangeSteps(db, range, ops, cache, options));
+}
+
+function* prepareRangeSteps(
+  db: DatabaseSync,
+  range: ResolvedRange,
+  ops: PixelOps,
+  cache: TemporalCache,
+  options: PrepareOptions,
+): Steps<Prepared> {
   const loaded = loadRangeFrames(db, range);
   const painted = loaded.leading ? [loaded.leading, ...loaded.inside] : loaded.inside;
   // The range's document is the one committed when it starts; a frame on screen then from an earlier
@@ -149,7 +179,8 @@ export function prepareRange(
   const anchorEpoch = epochAt(epochs, range.anchor.at_ns);
   const chosen = options.epochs === "all" ? epochs : anchorEpoch ? [anchorEpoch] : [];
   const gaps = range.gaps.map((g) => ({ start_ns: g.start_ns, end_ns: g.end_ns }));
-  const analyses = chosen.map((epoch) => {
+  const analyses: EpochAnalysis[] = [];
+  for (const epoch of chosen) {
     const key = [
       range.session_id,
       range.page_id,
@@ -163,22 +194,24 @@ export function prepareRange(
       options.mask ? JSON.stringify(options.mask) : "",
       range.anchor.kind,
     ].join("|");
-    return cache.analysis(key, () =>
-      analyzeEpoch({
-        epoch,
-        start_ns: range.start_ns,
-        end_ns: range.end_ns,
-        anchor_ns: range.anchor.at_ns,
-        gaps,
-        noise_floor: options.noise_floor,
-        crop: options.crop,
-        mask: options.mask,
-        measure_from_anchor: fromAnchor(range),
-      }, {
-        ...ops,
-        decode: (frame, scale) => cache.frame(frame, scale, () => ops.decode(frame, scale)),
-      }));
-  });
+    analyses.push(
+      yield* cache.analysisSteps(key, () =>
+        analyzeEpochSteps({
+          epoch,
+          start_ns: range.start_ns,
+          end_ns: range.end_ns,
+          anchor_ns: range.anchor.at_ns,
+          gaps,
+          noise_floor: options.noise_floor,
+          crop: options.crop,
+          mask: options.mask,
+          measure_from_anchor: fromAnchor(range),
+        }, {
+          ...ops,
+          decode: (frame, scale) => cache.frame(frame, scale, () => ops.decode(frame, scale)),
+        })),
+    );
+  }
   return {
     range,
     epochs,

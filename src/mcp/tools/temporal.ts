@@ -11,7 +11,7 @@ import {
 } from "../../temporal/artifacts.ts";
 import { buildBundle, type BundleResult, ID_LIMITS, measure } from "../../temporal/bundle.ts";
 import { headSlice } from "../../temporal/manifest.ts";
-import { prepareRange } from "../../temporal/prepare.ts";
+import { prepareRangeYielding } from "../../temporal/prepare.ts";
 import type { ResolvedRange } from "../../temporal/range.ts";
 import { signedMs } from "../../temporal/render/layout.ts";
 import { DEFAULT_MAX_TILES, MAX_TILES, MIN_TILES } from "../../temporal/selection.ts";
@@ -313,7 +313,10 @@ async function artifactsOutput(
   const made: Artifact[] = [];
   const measurements = [];
   if (whole.length > 0) {
-    const p = prepareRange(env.db, range, env.ops, env.cache, { epochs, noise_floor: args.noise_floor });
+    const p = await prepareRangeYielding(env.db, range, env.ops, env.cache, {
+      epochs,
+      noise_floor: args.noise_floor,
+    });
     if (p.analyses.length === 0) throw emptyRange(range);
     for (const a of p.analyses) {
       measurements.push({ epoch: a.epoch.index, ...measure(a, range.anchor.at_ns) });
@@ -327,7 +330,7 @@ async function artifactsOutput(
   }
   const region = args.region;
   if (generators.includes("region_filmstrip") && region) {
-    const p = prepareRange(env.db, range, env.ops, env.cache, {
+    const p = await prepareRangeYielding(env.db, range, env.ops, env.cache, {
       epochs,
       noise_floor: args.noise_floor,
       crop: region.rect,

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { frameBytes } from "../../capture/frames.ts";
 import { ToolError } from "../../errors.ts";
 import { ensureFfmpegAvailable } from "../../temporal/ffmpeg.ts";
-import { prepareRange } from "../../temporal/prepare.ts";
+import { prepareRangeYielding } from "../../temporal/prepare.ts";
 import { ms } from "../../temporal/range.ts";
 import { renderSlate } from "../../temporal/render/slate.ts";
 import { selectionFor } from "../../temporal/artifacts.ts";
@@ -46,7 +46,7 @@ export const videoTools = [
       const policy = args.policy ?? "model_optimized";
       const env = artifactEnv(app, range);
       // One visual epoch per clip: frames of different sizes are never stretched together.
-      const prepared = prepareRange(env.db, range, env.ops, env.cache, { epochs: "anchor" });
+      const prepared = await prepareRangeYielding(env.db, range, env.ops, env.cache, { epochs: "anchor" });
       const analysis = prepared.analyses[0];
       if (!analysis) {
         throw new ToolError({
