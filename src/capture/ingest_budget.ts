@@ -129,8 +129,13 @@ export class StoreBudget {
    * judged against the share before it is written.
    */
   admitArtifact(size: number, span: PageSpan | undefined, commit: () => void): Admission {
-    if (span) this.#grace.push({ ...span, until_ms: Date.now() + ARTIFACT_GRACE_MS });
+    if (span) this.grace(span);
     return this.#walk(size, commit);
+  }
+
+  /** An artifact is being made from the span: it is under grace from now (renewed if it already is). */
+  grace(span: PageSpan): void {
+    this.#grace.push({ ...span, until_ms: Date.now() + ARTIFACT_GRACE_MS });
   }
 
   /**

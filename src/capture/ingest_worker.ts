@@ -364,6 +364,9 @@ self.onmessage = (e: MessageEvent<ToWorker>) => {
         budget?.evidence(m.path, m.bytes);
         if (budget?.enforce(commit).grace_overridden) announceGraceOverride();
         return;
+      case "grace":
+        budget?.grace(m.span);
+        return;
       case "admit_artifact": {
         if (!budget) return;
         const admission = budget.admitArtifact(m.bytes, m.span, commit);

@@ -73,6 +73,7 @@ export type ToWorker =
   | { type: "delete_session"; id: number; session_id: string }
   | { type: "evidence"; path: string; bytes: number }
   | { type: "admit_artifact"; id: number; bytes: number; span?: PageSpan }
+  | { type: "grace"; span: PageSpan }
   | { type: "pin"; id: number; span: PageSpan; label?: string }
   | { type: "unpin"; id: number; pin_ids?: string[]; span?: PageSpan }
   | { type: "pin_state"; id: number; session_id?: string }

@@ -174,6 +174,11 @@ export class Recorder {
     if (!admission.admitted) throw refusal(what, bytes, admission);
   }
 
+  /** Puts a span under artifact grace before its frames are read, so reclaim leaves them while it can. */
+  grace(span: PageSpan): void {
+    this.#worker.postMessage({ type: "grace", span } satisfies ToWorker);
+  }
+
   async pin(span: PageSpan, label?: string): Promise<Extract<FromWorker, { type: "pin_state" }>> {
     await this.flush();
     return await this.#request((id) => ({ type: "pin", id, span, ...(label ? { label } : {}) }));

@@ -7,6 +7,7 @@ import { decode } from "fast-png";
 import { plotSoak } from "../../bench/lib/soak_plot.ts";
 import { type Sample, soakPanels, soakTargets } from "../../bench/lib/soak_report.ts";
 import { dirSize, findInstanceRoot, retentionFigures } from "../../bench/lib/soak_status.ts";
+import { ackWindowStart, floorOf } from "../../bench/lib/soak_floor.ts";
 import { assert, assertEquals, assertMatch } from "../assert.ts";
 
 Deno.test("retention figures are found by name wherever status puts them", () => {
@@ -101,4 +102,31 @@ Deno.test("the instance root is the one whose owner.json names the pid", async (
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("the floor beside krometrail is taken over the span its last acks cover", () => {
+  const samples = [{ t: 0, received: 0 }, { t: 10, received: 300 }, { t: 20, received: 600 }, { t: 30 }];
+  // The recorder keeps its last 450 of 600 acks: they start where the count passed 150, at 5 s.
+  assertEquals(ackWindowStart(samples, 600, 450), 5);
+  assertEquals(ackWindowStart(samples, 600, 300), 10);
+  // All of them (or nothing known): the whole run.
+  assertEquals(ackWindowStart(samples, 600, 600), 0);
+  assertEquals(ackWindowStart(samples, undefined, 450), 0);
+
+  const acks = [5, 1, 4, 2, 3].map((ms, i) => ({ at: i, ms, bytes: 100 }));
+  assertEquals(floorOf(acks), { frames: 5, p50: 3, p99: 5, max: 5, bytesPerFrame: 100 });
+  assertEquals(floorOf([]).frames, 0);
+});
+
+Deno.test("the ack target names where its floor was measured", () => {
+  const line = soakTargets({
+    samples: [],
+    final: { ack_latency_ms: { p99: 12, samples: 40 } },
+    floor: { frames: 40, p50: 2, p99: 10, max: 12, bytesPerFrame: 1 },
+    floorSource: "beside it, same span",
+    share: 1,
+    shareSource: "status",
+    every: 10,
+  }).find((t) => t.includes("ack p99"));
+  assertMatch(line ?? "", /^PASS .*floor \(beside it, same span\) 10\.00 ms = 1\.20×/);
 });

@@ -39,6 +39,24 @@ const pictureFields = {
   inline_images: inlineImages.optional(),
 };
 
+/**
+ * Reclaim can take a frame while an artifact is being made from it (analysis lets the event loop in);
+ * the range is then resolved again, to what is retained now, and the artifact made once more.
+ */
+async function madeFromRetained(
+  app: AppContext,
+  args: Parameters<typeof rangeOf>[1],
+  make: (range: ResolvedRange) => Promise<ToolOutput>,
+): Promise<ToolOutput> {
+  const range = await settledRange(app, args);
+  try {
+    return await make(range);
+  } catch (err) {
+    if (!(err instanceof ToolError) || err.code !== "frame_not_found" || args.range_handle) throw err;
+    return await make(await rangeOf(app, args));
+  }
+}
+
 async function settledRange(app: AppContext, args: Parameters<typeof rangeOf>[1]): Promise<ResolvedRange> {
   let range = await rangeOf(app, args);
   if (args.range_handle) return range;
@@ -190,40 +208,40 @@ export const temporalTools = [
       ...pictureFields,
     }),
     annotations: { readOnlyHint: true },
-    handler: async (args, app) => {
-      const range = await settledRange(app, args);
-      const handle = app.temporal.handles.issue(range);
-      const key = JSON.stringify([
-        "bundle",
-        range.session_id,
-        range.page_id,
-        range.start_ns,
-        range.end_ns,
-        range.anchor.at_ns,
-        args.epochs ?? "anchor",
-        args.max_tiles ?? DEFAULT_MAX_TILES,
-        args.noise_floor ?? null,
-        args.detail ?? "concise",
-      ]);
-      // A range reaching into the live present is not cached: its tail is still being recorded.
-      const cacheable = !range.warnings.some((w) => w.code === "requested_end_not_yet_elapsed");
-      let results = cacheable ? app.temporal.cache.result<BundleResult[]>(key) : undefined;
-      // Reclaim may have taken a cached bundle's images since: then it is built again.
-      const stillThere = (r: BundleResult) =>
-        [r.storyboard, r.composite, r.difference_map].every((a) => app.store.evidenceExists(a.uri));
-      if (results && !results.every(stillThere)) results = undefined;
-      if (!results) {
-        results = await buildBundle(artifactEnv(app, range), range, {
-          epochs: args.epochs ?? "anchor",
-          max_tiles: args.max_tiles ?? DEFAULT_MAX_TILES,
-          noise_floor: args.noise_floor,
-          detail: args.detail ?? "concise",
-        });
-        if (results.length === 0) throw emptyRange(range);
-        if (cacheable) app.temporal.cache.result(key, results);
-      }
-      return bundleOutput(results, range, handle, args);
-    },
+    handler: (args, app) =>
+      madeFromRetained(app, args, async (range) => {
+        const handle = app.temporal.handles.issue(range);
+        const key = JSON.stringify([
+          "bundle",
+          range.session_id,
+          range.page_id,
+          range.start_ns,
+          range.end_ns,
+          range.anchor.at_ns,
+          args.epochs ?? "anchor",
+          args.max_tiles ?? DEFAULT_MAX_TILES,
+          args.noise_floor ?? null,
+          args.detail ?? "concise",
+        ]);
+        // A range reaching into the live present is not cached: its tail is still being recorded.
+        const cacheable = !range.warnings.some((w) => w.code === "requested_end_not_yet_elapsed");
+        let results = cacheable ? app.temporal.cache.result<BundleResult[]>(key) : undefined;
+        // Reclaim may have taken a cached bundle's images since: then it is built again.
+        const stillThere = (r: BundleResult) =>
+          [r.storyboard, r.composite, r.difference_map].every((a) => app.store.evidenceExists(a.uri));
+        if (results && !results.every(stillThere)) results = undefined;
+        if (!results) {
+          results = await buildBundle(artifactEnv(app, range), range, {
+            epochs: args.epochs ?? "anchor",
+            max_tiles: args.max_tiles ?? DEFAULT_MAX_TILES,
+            noise_floor: args.noise_floor,
+            detail: args.detail ?? "concise",
+          });
+          if (results.length === 0) throw emptyRange(range);
+          if (cacheable) app.temporal.cache.result(key, results);
+        }
+        return bundleOutput(results, range, handle, args);
+      }),
   }),
   defineTool({
     name: "generate_artifacts",
@@ -242,32 +260,32 @@ export const temporalTools = [
       ...pictureFields,
     }),
     annotations: { readOnlyHint: true },
-    handler: async (args, app) => {
-      const range = await settledRange(app, args);
-      const generators: Generator[] = [...new Set(args.generators ?? ["storyboard" as const])];
-      const wantsRegion = generators.includes("region_filmstrip");
-      if (wantsRegion && !args.region) {
-        throw new ToolError({
-          code: "invalid_argument",
-          message: "region_filmstrip needs a region.",
-          retry: "never",
-          recovery:
-            "Add region: {x, y, width, height} (viewport CSS px), {frame_id, x, y, width, height}, {ref} or {mask}.",
-          affected: { argument: "region" },
-        });
-      }
-      // Checked whether or not a generator uses it: a frame id or ref that names nothing is an error either way.
-      const region = args.region ? await resolveRegion(app, range, args.region) : undefined;
-      if (region && !wantsRegion) {
-        throw conflictingArguments(
-          "region",
-          "generators",
-          `region is used only by region_filmstrip, and generators are ${generators.join(", ")}.`,
-          'Add "region_filmstrip" to generators, or drop region.',
-        );
-      }
-      return await artifactsOutput(app, range, generators, { ...args, region });
-    },
+    handler: (args, app) =>
+      madeFromRetained(app, args, async (range) => {
+        const generators: Generator[] = [...new Set(args.generators ?? ["storyboard" as const])];
+        const wantsRegion = generators.includes("region_filmstrip");
+        if (wantsRegion && !args.region) {
+          throw new ToolError({
+            code: "invalid_argument",
+            message: "region_filmstrip needs a region.",
+            retry: "never",
+            recovery:
+              "Add region: {x, y, width, height} (viewport CSS px), {frame_id, x, y, width, height}, {ref} or {mask}.",
+            affected: { argument: "region" },
+          });
+        }
+        // Checked whether or not a generator uses it: a frame id or ref that names nothing is an error either way.
+        const region = args.region ? await resolveRegion(app, range, args.region) : undefined;
+        if (region && !wantsRegion) {
+          throw conflictingArguments(
+            "region",
+            "generators",
+            `region is used only by region_filmstrip, and generators are ${generators.join(", ")}.`,
+            'Add "region_filmstrip" to generators, or drop region.',
+          );
+        }
+        return await artifactsOutput(app, range, generators, { ...args, region });
+      }),
   }),
   defineTool({
     name: "generate_region_filmstrip",
@@ -282,11 +300,11 @@ export const temporalTools = [
       ...pictureFields,
     }),
     annotations: { readOnlyHint: true },
-    handler: async (args, app) => {
-      const range = await settledRange(app, args);
-      const region = await resolveRegion(app, range, args.region);
-      return await artifactsOutput(app, range, ["region_filmstrip"], { ...args, region });
-    },
+    handler: (args, app) =>
+      madeFromRetained(app, args, async (range) => {
+        const region = await resolveRegion(app, range, args.region);
+        return await artifactsOutput(app, range, ["region_filmstrip"], { ...args, region });
+      }),
   }),
 ];
 

@@ -233,7 +233,7 @@ export function pendingTailMs(app: AppContext, range: ResolvedRange, withinMs: n
   return wait > 0 && wait <= withinMs ? Math.ceil(wait) : 0;
 }
 
-/** `range`: what the artifacts are made from, put under artifact grace as they are published. */
+/** `range`: what the artifacts are made from, under artifact grace from now (before its frames are read). */
 export function artifactEnv(app: AppContext, range?: ResolvedRange): ArtifactEnv {
   const db = app.recorder.reader();
   const span = range && {
@@ -242,6 +242,7 @@ export function artifactEnv(app: AppContext, range?: ResolvedRange): ArtifactEnv
     start_ns: range.start_ns,
     end_ns: range.end_ns,
   };
+  if (span) app.recorder.grace(span);
   return {
     db,
     ops: pixelOps(db),
