@@ -30,7 +30,8 @@ async function store(total: number) {
     focus: "foreground",
     capabilities: "{}",
   });
-  let writer: SegmentWriter;
+  // The budget asks for the open segment; the writer is made after it, so it is read through a holder.
+  const held: { writer?: SegmentWriter } = {};
   const budget = new StoreBudget(
     db,
     root,
@@ -38,14 +39,15 @@ async function store(total: number) {
     0,
     new InstanceCounter(join(dataDir, "instances"), "self"),
     () => {
-      const span = writer.openSpan;
+      const span = held.writer?.openSpan;
       return span ? [{ session_id: "s", page_id: "p1", startNs: span.startNs, bytes: span.bytes }] : [];
     },
   );
-  writer = new SegmentWriter(db, join(root, "segments", "s", "p1"), "s", "p1", undefined, {
+  const writer = new SegmentWriter(db, join(root, "segments", "s", "p1"), "s", "p1", undefined, {
     maxBytes: () => 4 * (FRAME + FRAME_HEADER_BYTES),
     onSealed: (seg) => budget.sealed("s", "p1", seg),
   });
+  held.writer = writer;
   let ordinal = 0;
   /** One frame at `ms`, as the worker takes it: a budget decision, then the append. */
   const frame = (ms: number) => {
