@@ -11,7 +11,7 @@ import { InstanceStore } from "../store/instance.ts";
 import type { GraceOverride, RetentionStatus } from "./ingest_budget.ts";
 import { type InstanceCounter, instanceCounterFor, shareOf } from "../store/budget.ts";
 import type { PageSpan } from "../store/protection.ts";
-import { overShare, refusal } from "./budget_refusals.ts";
+import { budgetFull, overShare, refusal } from "./budget_refusals.ts";
 import { logger } from "../log.ts";
 import type { FaultPlan, FrameMessage, FromWorker, RowMessage, ToWorker } from "./messages.ts";
 import { DEFAULT_QUEUE_CAPACITY, SessionCapture } from "./session_capture.ts";
@@ -163,6 +163,20 @@ export class Recorder {
       const count = this.#counter.count();
       const share = shareOf(this.budgetBytes, count.instances);
       if (bytes > share) throw overShare(what, bytes, share, count.instances, count.source);
+      // While pins fill the share (as of the last decision), a file that does not fit is refused too:
+      // nothing it could displace may go.
+      const last = this.retention;
+      if (last?.blocked_reason === "pinned" && last.recording_blocked && last.used_bytes + bytes > share) {
+        throw budgetFull(what, bytes, {
+          admitted: false,
+          refused: "pinned",
+          used: last.used_bytes,
+          share,
+          count,
+          pinned_bytes: last.pinned_bytes,
+          grace_overridden: false,
+        });
+      }
       return;
     }
     const { admission } = await this.#request<Extract<FromWorker, { type: "admitted" }>>((id) => ({

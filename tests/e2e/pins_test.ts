@@ -189,7 +189,12 @@ Deno.test({
       assert(paused?.paused === true && /unpin_resolved_range/.test(paused.recovery), JSON.stringify(paused));
       const r = status.retention;
       assertEquals([r?.recording_blocked, r?.blocked_reason], [true, "pinned"], JSON.stringify(r));
-      assert(r && r.pinned_bytes > 0 && r.used_bytes <= BUDGET, JSON.stringify(r));
+      // Frames are what a full share refuses; the index rows that record the pause (the gap, events) still
+      // grow it a little, within the one-segment allowance the acceptance bound gives.
+      assert(
+        r && r.pinned_bytes > 0 && r.used_bytes <= BUDGET + segmentBytesFor(BUDGET, SEGMENT_MAX_BYTES),
+        JSON.stringify(r),
+      );
       const gap = (await gapsOf(server)).find((g) => g.kind === "budget" && g.end_ns === null);
       assert(gap, `an open budget gap is listed: ${JSON.stringify(await gapsOf(server))}`);
       assert(/pins fill the disk budget/.test(gap.cause), gap.cause);
