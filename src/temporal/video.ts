@@ -4,6 +4,7 @@
  * are exact multiples of 1/fps). ffmpeg scales to the bounded even output size. The process never
  * outlives the call, and partial output never survives a failure.
  */
+import { sha256Hex } from "./manifest.ts";
 import { limitExceeded, ToolError } from "../errors.ts";
 import type { RgbaImage } from "../vision/image.ts";
 import {
@@ -107,11 +108,6 @@ export function gapSlateLines(gap: GapPresentation, plan: Pick<VideoPlan, "polic
       ? `no frames until ${seconds(gap.session_end_ns)}`
       : `slate held ${gap.duration_ms} ms (not to scale)`,
   ];
-}
-
-async function sha256Hex(bytes: Uint8Array): Promise<string> {
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes as Uint8Array<ArrayBuffer>));
-  return Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 function sizeMismatch(what: string, got: RgbaImage, width: number, height: number): ToolError {
