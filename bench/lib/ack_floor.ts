@@ -17,6 +17,28 @@ export interface AckFloor {
   bytesPerFrame: number;
 }
 
+/** One acknowledgement: when its frame was delivered (performance.now() of this process) and its latency. */
+export interface AckSample {
+  at: number;
+  ms: number;
+  bytes: number;
+}
+
+/** Percentiles taken the way the recorder takes them: the sample at floor(q·n) of the sorted list. */
+export function floorOf(samples: readonly AckSample[]): AckFloor {
+  const latencies = samples.map((s) => s.ms).sort((a, b) => a - b);
+  const at = (q: number) =>
+    latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? NaN;
+  const bytes = samples.reduce((a, s) => a + s.bytes, 0);
+  return {
+    frames: latencies.length,
+    p50: at(0.5),
+    p99: at(0.99),
+    max: latencies[latencies.length - 1] ?? NaN,
+    bytesPerFrame: latencies.length ? bytes / latencies.length : NaN,
+  };
+}
+
 export async function measureAckFloor(url: string, seconds: number): Promise<AckFloor> {
   const dir = await Deno.makeTempDir({ prefix: "krometrail-ack-floor-" });
   const chrome = await launchChrome({
@@ -39,14 +61,13 @@ export async function measureAckFloor(url: string, seconds: number): Promise<Ack
     await conn.send("Page.enable", {}, sessionId);
     await conn.send("Page.navigate", { url }, sessionId);
     await new Promise((r) => setTimeout(r, 1_000));
-    const latencies: number[] = [];
-    let bytes = 0;
+    const samples: AckSample[] = [];
     conn.on("Page.screencastFrame", (p, sid) => {
       if (sid !== sessionId) return;
       const t0 = performance.now();
-      bytes += Math.floor(p.data.length * 3 / 4);
+      const bytes = Math.floor(p.data.length * 3 / 4);
       conn.send("Page.screencastFrameAck", { sessionId: p.sessionId }, sessionId)
-        .then(() => latencies.push(performance.now() - t0), () => {});
+        .then(() => samples.push({ at: t0, ms: performance.now() - t0, bytes }), () => {});
     });
     await conn.send(
       "Page.startScreencast",
@@ -55,16 +76,7 @@ export async function measureAckFloor(url: string, seconds: number): Promise<Ack
     );
     await new Promise((r) => setTimeout(r, seconds * 1_000));
     await conn.send("Page.stopScreencast", {}, sessionId);
-    latencies.sort((a, b) => a - b);
-    const at = (q: number) =>
-      latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? NaN;
-    return {
-      frames: latencies.length,
-      p50: at(0.5),
-      p99: at(0.99),
-      max: latencies[latencies.length - 1] ?? NaN,
-      bytesPerFrame: latencies.length ? bytes / latencies.length : NaN,
-    };
+    return floorOf(samples);
   } finally {
     await cdp?.close().catch(() => {});
     try {

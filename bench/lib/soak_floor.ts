@@ -12,29 +12,9 @@
 import { join } from "node:path";
 import { CdpConnection } from "../../src/browser/cdp.ts";
 import { JPEG_QUALITY } from "../../src/capture/screencast.ts";
-import type { AckFloor } from "./ack_floor.ts";
+import { type AckSample, floorOf } from "./ack_floor.ts";
 
-/** One acknowledgement: when its frame was delivered (performance.now() of this process) and its latency. */
-export interface AckSample {
-  at: number;
-  ms: number;
-  bytes: number;
-}
-
-/** Percentiles taken the way the recorder takes them: the sample at floor(q·n) of the sorted list. */
-export function floorOf(samples: readonly AckSample[]): AckFloor {
-  const latencies = samples.map((s) => s.ms).sort((a, b) => a - b);
-  const at = (q: number) =>
-    latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? NaN;
-  const bytes = samples.reduce((a, s) => a + s.bytes, 0);
-  return {
-    frames: latencies.length,
-    p50: at(0.5),
-    p99: at(0.99),
-    max: latencies[latencies.length - 1] ?? NaN,
-    bytesPerFrame: latencies.length ? bytes / latencies.length : NaN,
-  };
-}
+export { type AckSample, floorOf } from "./ack_floor.ts";
 
 export interface AckFloorProbe {
   /** Acks so far; the list grows while the probe runs. */
