@@ -33,7 +33,7 @@ export function budgetFull(what: string, bytes: number, a: Admission): ToolError
     code: "budget_exhausted",
     message: `The ${what} (${bytes} bytes) does not fit: ${a.used} of ${a.share} bytes are in use` +
       (pinned
-        ? `, ${a.pinned_bytes} of them pinned, and nothing unpinned is left to reclaim.`
+        ? `, ${a.pinned_bytes ?? 0} of them pinned, and nothing unpinned is left to reclaim.`
         : ", none reclaimable."),
     retry: "after_recovery",
     recovery: pinned
@@ -43,7 +43,7 @@ export function budgetFull(what: string, bytes: number, a: Admission): ToolError
       bytes,
       used_bytes: a.used,
       share_bytes: a.share,
-      pinned_bytes: a.pinned_bytes,
+      pinned_bytes: a.pinned_bytes ?? 0,
       instances: a.count.instances,
     },
   });

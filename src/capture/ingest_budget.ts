@@ -213,15 +213,17 @@ export class StoreBudget {
     }
     const used = this.usage();
     const admitted = used + size <= share;
+    const grace_overridden = plan.grace_overridden > 0;
+    if (admitted) return { ...base, admitted, used, grace_overridden };
     const pinned = this.pinnedBytes();
     return {
       ...base,
       admitted,
       // Pins are the cause when they hold most of what is in use; otherwise unpinning would not help.
-      ...(admitted ? {} : { refused: pinned * 2 >= used ? "pinned" as const : "unreclaimable" as const }),
+      refused: pinned * 2 >= used ? "pinned" : "unreclaimable",
       used,
       pinned_bytes: pinned,
-      grace_overridden: plan.grace_overridden > 0,
+      grace_overridden,
     };
   }
 

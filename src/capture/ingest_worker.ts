@@ -146,7 +146,7 @@ function ingest(m: FrameMessage): void {
       instances_source: decision.count.source,
       frame_bytes: size,
       ...(decision.refused ? { refused: decision.refused } : {}),
-      pinned_bytes: decision.pinned_bytes,
+      pinned_bytes: decision.pinned_bytes ?? 0,
     });
     return;
   }

@@ -9,7 +9,8 @@ export interface Admission {
   used: number;
   share: number;
   count: InstanceCount;
-  pinned_bytes: number;
+  /** On a refusal only: measuring it walks every retained segment, too dear for each stored frame. */
+  pinned_bytes?: number;
   /** This decision dropped artifact grace to make room. */
   grace_overridden: boolean;
 }

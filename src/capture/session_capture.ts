@@ -5,7 +5,7 @@
 import type { BrowserSession } from "../browser/session.ts";
 import { recordBrowserEvents } from "../browser/events.ts";
 import type { PageTarget } from "../browser/targets.ts";
-import type { RetentionStatus } from "./ingest_budget.ts";
+import type { Admission, RetentionStatus } from "./ingest_budget.ts";
 import type { PersistenceCause } from "../store/segments.ts";
 import type { FlushStats, FrameMessage, FromWorker, GapRow, SessionStorage } from "./messages.ts";
 import type { Recorder } from "./recorder.ts";
@@ -22,6 +22,17 @@ export const DEFAULT_QUEUE_CAPACITY = 120;
 export const DEFAULT_ACK_DEADLINE_MS = 1_000;
 const ACK_SAMPLES = 4_096;
 
+/** Why capture is paused at the share, as the worker last said. */
+interface BudgetPause {
+  used_bytes: number;
+  budget_bytes: number;
+  pinned_bytes: number;
+  instances: number;
+  instances_source: string;
+  /** What holds the share: pins, what reclaim cannot take (index, open segments), or a frame over it. */
+  reason: NonNullable<Admission["refused"]>;
+}
+
 export interface CaptureStatus {
   configured: { every_nth_frame: number; focus: string };
   observed: { frames_received: number; seconds: number; fps: number };
@@ -32,17 +43,7 @@ export interface CaptureStatus {
   frames_rejected: number;
   /** Frames not stored because the disk budget was reached (capture paused). */
   frames_over_budget: number;
-  budget?: {
-    used_bytes: number;
-    budget_bytes: number;
-    pinned_bytes: number;
-    instances: number;
-    instances_source: string;
-    /** What holds the share: pins, what reclaim cannot take (index, open segments), or a frame over it. */
-    reason: "pinned" | "unreclaimable" | "over_share";
-    paused: true;
-    recovery: string;
-  };
+  budget?: BudgetPause & { paused: true; recovery: string };
   /** The shared budget as this instance sees it (spec: the retention status surface). */
   retention?: RetentionStatus;
   gaps: number;
@@ -69,14 +70,7 @@ export class SessionCapture implements StreamHost {
   storage: SessionStorage = { frames: 0, bytes: 0 };
   stopped = false;
   budgetRejected = 0;
-  budget?: {
-    used_bytes: number;
-    budget_bytes: number;
-    pinned_bytes: number;
-    instances: number;
-    instances_source: string;
-    reason: "pinned" | "unreclaimable" | "over_share";
-  };
+  budget?: BudgetPause;
   #budgetGapPages = new Set<string>();
   #unsubscribe: Array<() => void> = [];
 
