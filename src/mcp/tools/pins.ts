@@ -14,7 +14,7 @@ import { OUTPUT_SCHEMAS } from "../output_schemas.ts";
 import { output } from "../response.ts";
 import { conflictingArguments } from "./arg_conflicts.ts";
 import { sessionId } from "./sessions.ts";
-import { rangeFields, rangeOf } from "./temporal_args.ts";
+import { rangeFields, rangeOf, spanOf } from "./temporal_args.ts";
 
 const pinId = z.string().max(24);
 
@@ -34,12 +34,8 @@ function budgetOf(r: RetentionStatus) {
  */
 function pinSpan(range: ResolvedRange): PageSpan {
   const future = range.warnings.some((w) => w.code === "requested_end_not_yet_elapsed");
-  return {
-    session_id: range.session_id,
-    page_id: range.page_id,
-    start_ns: range.start_ns,
-    end_ns: future ? Math.max(range.end_ns, range.requested.end_ns) : range.end_ns,
-  };
+  const span = spanOf(range);
+  return future ? { ...span, end_ns: Math.max(range.end_ns, range.requested.end_ns) } : span;
 }
 
 function pinLine(p: PinView): string {

@@ -2,6 +2,7 @@
  * The range arguments every temporal tool shares (`range` as a natural-anchor request or a resolved
  * range passed back, or `range_handle`), and the environment artifact generation runs in.
  */
+import type { PageSpan } from "../../store/protection.ts";
 import { z } from "zod";
 import { frameOnScreen } from "../../capture/frames.ts";
 import { ToolError } from "../../errors.ts";
@@ -233,15 +234,20 @@ export function pendingTailMs(app: AppContext, range: ResolvedRange, withinMs: n
   return wait > 0 && wait <= withinMs ? Math.ceil(wait) : 0;
 }
 
-/** `range`: what the artifacts are made from, under artifact grace from now (before its frames are read). */
-export function artifactEnv(app: AppContext, range?: ResolvedRange): ArtifactEnv {
-  const db = app.recorder.reader();
-  const span = range && {
+/** The part of a range the budget protects (pins, grace): one page's stretch of one session. */
+export function spanOf(range: ResolvedRange): PageSpan {
+  return {
     session_id: range.session_id,
     page_id: range.page_id,
     start_ns: range.start_ns,
     end_ns: range.end_ns,
   };
+}
+
+/** `range`: what the artifacts are made from, under artifact grace from now (before its frames are read). */
+export function artifactEnv(app: AppContext, range?: ResolvedRange): ArtifactEnv {
+  const db = app.recorder.reader();
+  const span = range && spanOf(range);
   if (span) app.recorder.grace(span);
   return {
     db,

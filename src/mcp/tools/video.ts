@@ -12,7 +12,7 @@ import { decodeJpeg } from "../../vision/jpeg_decode.ts";
 import { defineTool } from "../define_tool.ts";
 import { OUTPUT_SCHEMAS } from "../output_schemas.ts";
 import { output } from "../response.ts";
-import { artifactEnv, rangeFields, rangeOf } from "./temporal_args.ts";
+import { artifactEnv, rangeFields, rangeOf, spanOf } from "./temporal_args.ts";
 import { rangeText } from "./temporal_region.ts";
 
 export const videoTools = [
@@ -93,12 +93,7 @@ export const videoTools = [
         target.path,
       );
       // ffmpeg wrote the file itself: it is judged against the share now, and removed if refused.
-      await app.store.adoptEvidence("videos", target.path, {
-        session_id: range.session_id,
-        page_id: range.page_id,
-        start_ns: range.start_ns,
-        end_ns: range.end_ns,
-      });
+      await app.store.adoptEvidence("videos", target.path, spanOf(range));
       const manifest = {
         artifact_id: target.uri.slice(target.uri.lastIndexOf("/") + 1).replace(/\.mp4$/, ""),
         artifact_kind: "temporal_video",
