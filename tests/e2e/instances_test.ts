@@ -7,7 +7,8 @@ import { basename, join } from "node:path";
 import { assert, assertEquals, assertMatch } from "../assert.ts";
 import { e2e, fixtures, type ServerHandle, startServer, structured } from "./harness.ts";
 import { captureOf, instanceRoots, type Retention, sleep } from "./budget_util.ts";
-import { deadPid, exists, idleStatus, retentionOf, rootOfPid } from "./instances_util.ts";
+import { deadPid, idleStatus, retentionOf, rootOfPid } from "./instances_util.ts";
+import { exists } from "./orphans_util.ts";
 import type { RecoveryReport } from "../../src/store/recovery.ts";
 
 /** Each of three shares is 2 MB: well above the index's write-ahead log, which reclaim cannot take. */

@@ -14,15 +14,6 @@ export function rootOfPid(dataDir: string, pid: number): string | undefined {
   });
 }
 
-export function exists(path: string): boolean {
-  try {
-    Deno.statSync(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /**
  * One operation's retention figures: under `capture` while the server records, under `server`
  * when it is idle (browser_status reports it in one place or the other).

@@ -1,6 +1,7 @@
 /** Helpers for the pin and artifact-grace tests: frame listings, pin answers and retention status. */
 import { type ServerHandle, structured, textOf, type ToolResult } from "./harness.ts";
 import type { Retention } from "./budget_util.ts";
+import type { PinView } from "../../src/store/protection.ts";
 
 export interface Frame {
   frame_id: number;
@@ -8,16 +9,7 @@ export interface Frame {
   session_time_ms: number;
 }
 
-export interface PinView {
-  pin_id: string;
-  session_id: string;
-  page_id: string;
-  start_ms: number;
-  end_ms: number;
-  segments: number;
-  bytes: number;
-  label?: string;
-}
+export type { PinView } from "../../src/store/protection.ts";
 
 export interface PinAnswer {
   pin: PinView;
