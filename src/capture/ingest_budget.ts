@@ -329,6 +329,11 @@ export class StoreBudget {
     });
   }
 
+  /** The sticky grace override, if any (status reports the same). */
+  get graceOverride(): GraceOverride | undefined {
+    return this.#graceOverride;
+  }
+
   /** Protects every segment needed to rebuild the span (see PinBook). */
   pin(span: PageSpan, label: string | undefined, commit: () => void): PinView {
     commit();

@@ -206,8 +206,8 @@ function ingest(m: FrameMessage): void {
 
 /** The main thread counts overrides so the operation that caused one carries the warning. */
 function announceGraceOverride(): void {
-  const override = budget?.status([...storage.keys()]).grace_overridden_through;
-  if (override) post({ type: "grace_overridden", override });
+  const override = budget?.graceOverride;
+  if (override) post({ type: "grace_overridden", override: { ...override } });
 }
 
 function openSegments() {
