@@ -12,7 +12,7 @@
 import { join } from "node:path";
 import { CdpConnection } from "../../src/browser/cdp.ts";
 import { JPEG_QUALITY } from "../../src/capture/screencast.ts";
-import { type AckSample, floorOf } from "./ack_floor.ts";
+import type { AckSample } from "./ack_floor.ts";
 
 export { type AckSample, floorOf } from "./ack_floor.ts";
 
