@@ -45,6 +45,22 @@ export interface FrameMessage {
   device_scale: number;
 }
 
+/**
+ * One batch of rrweb events from a page's DOM recorder (src/pagestate/recorder.ts), as the page sent it.
+ * The worker parses, splits at checkpoints, compresses and stores it (DOM segments beside the frames).
+ */
+export interface DomBatchMessage {
+  type: "dom";
+  session_id: string;
+  page_id: string;
+  /** Session-clock ns when the batch arrived. */
+  recv_ns: number;
+  /** The page's wall clock onto the session clock: session ms = event.timestamp - clock_offset_ms. */
+  clock_offset_ms: number;
+  /** A JSON array of rrweb events (`eventWithTime`), masked in the page before it left. */
+  payload: string;
+}
+
 export interface GapRow {
   session_id: string;
   page_id: string;
@@ -68,6 +84,7 @@ export type RowMessage =
 export type ToWorker =
   | { type: "open"; root: string; faults: FaultPlan; budget_bytes: number; max_age_secs: number }
   | FrameMessage
+  | DomBatchMessage
   | RowMessage
   | { type: "flush"; id: number; seal_session?: string; end_ns?: number }
   | { type: "delete_session"; id: number; session_id: string }
