@@ -244,6 +244,7 @@ export class StoreBudget {
     try {
       for (const seg of segments) {
         this.db.prepare("DELETE FROM frames WHERE segment_id = ?").run(seg.id);
+        this.db.prepare("DELETE FROM dom_chunks WHERE segment_id = ?").run(seg.id);
         this.db.prepare("DELETE FROM segments WHERE id = ?").run(seg.id);
         const kept = keptEventSpans(seg.session_id ?? "", this.#pins.values(), this.#grace, nowMs);
         this.db.prepare(

@@ -17,6 +17,7 @@ import { type LumaImage, measureFrame } from "../vision/kernels.ts";
 import { FRAME_HEADER_BYTES, SEGMENT_MAX_BYTES } from "../store/format.ts";
 import { instanceCounterFor } from "../store/budget.ts";
 import { StoreBudget } from "./ingest_budget.ts";
+import { DomIngest } from "./ingest_dom.ts";
 import type { PinView } from "../store/protection.ts";
 import type {
   FaultPlan,
@@ -204,6 +205,16 @@ function ingest(m: FrameMessage): void {
   enqueue(() => db && insertRow(db, "frames", row));
 }
 
+const dom = new DomIngest({
+  db: () => db,
+  root: () => root,
+  io: faultyIo,
+  budget: () => budget,
+  enqueue,
+  commit,
+  terminal: () => storeTerminal !== undefined,
+});
+
 /** The main thread counts overrides so the operation that caused one carries the warning. */
 function announceGraceOverride(): void {
   const override = budget?.graceOverride;
@@ -211,11 +222,14 @@ function announceGraceOverride(): void {
 }
 
 function openSegments() {
-  return [...writers.entries()].flatMap(([key, w]) => {
-    const span = w.openSpan;
-    const [session_id, page_id] = key.split("/");
-    return span ? [{ session_id, page_id, startNs: span.startNs, bytes: span.bytes }] : [];
-  });
+  return [
+    ...[...writers.entries()].flatMap(([key, w]) => {
+      const span = w.openSpan;
+      const [session_id, page_id] = key.split("/");
+      return span ? [{ session_id, page_id, startNs: span.startNs, bytes: span.bytes }] : [];
+    }),
+    ...dom.openSegments(),
+  ];
 }
 
 function pinState(id: number, sessionId?: string, extra: { removed?: string[]; pin?: PinView } = {}): void {
@@ -229,7 +243,8 @@ function pinState(id: number, sessionId?: string, extra: { removed?: string[]; p
   });
 }
 
-function sealSession(sessionId: string, endNs: number): void {
+function sealSession(sessionId: string, endNs: number, discardDom = false): void {
+  dom.seal(sessionId, endNs, discardDom);
   for (const [key, w] of writers) {
     if (!key.startsWith(`${sessionId}/`)) continue;
     try {
@@ -248,14 +263,26 @@ function sealSession(sessionId: string, endNs: number): void {
 
 function deleteSession(id: number, sessionId: string): void {
   commit();
-  sealSession(sessionId, 0);
+  sealSession(sessionId, 0, true);
   if (!db) return;
   const count = (sql: string) => (db?.prepare(sql).get(sessionId) as { n: number }).n;
   const frames = count("SELECT count(*) AS n FROM frames WHERE session_id = ?");
   const segments = count("SELECT count(*) AS n FROM segments WHERE session_id = ?");
   const events = count("SELECT count(*) AS n FROM events WHERE session_id = ?");
   db.exec("BEGIN");
-  for (const table of ["frames", "segments", "gaps", "interactions", "events", "markers", "targets"]) {
+  for (
+    const table of [
+      "frames",
+      "dom_chunks",
+      "dom_gaps",
+      "segments",
+      "gaps",
+      "interactions",
+      "events",
+      "markers",
+      "targets",
+    ]
+  ) {
     db.prepare(`DELETE FROM ${table} WHERE session_id = ?`).run(sessionId);
   }
   db.prepare("DELETE FROM sessions WHERE id = ?").run(sessionId);
@@ -266,6 +293,7 @@ function deleteSession(id: number, sessionId: string): void {
   budget?.forgetSession(sessionId);
   for (const key of [...pausedPages]) if (key.startsWith(`${sessionId}/`)) pausedPages.delete(key);
   storage.delete(sessionId);
+  dom.forgetSession(sessionId);
   post({ type: "deleted", id, frames, segments, events });
 }
 
@@ -298,6 +326,9 @@ self.onmessage = (e: MessageEvent<ToWorker>) => {
           post({ type: "ingested", count: released });
           released = 0;
         }
+        return;
+      case "dom":
+        dom.accept(m);
         return;
       case "session":
         enqueue(() => db && insertRow(db, "sessions", { ...m.row }));
@@ -339,6 +370,7 @@ self.onmessage = (e: MessageEvent<ToWorker>) => {
           released = 0;
         }
         if (m.seal_session) sealSession(m.seal_session, m.end_ns ?? 0);
+        dom.flush();
         commit();
         // Announced before the answer, so the operation waiting on this flush carries the warning.
         if (budget?.enforce(commit).grace_overridden) announceGraceOverride();
@@ -352,6 +384,7 @@ self.onmessage = (e: MessageEvent<ToWorker>) => {
           id: m.id,
           stats,
           sessions: Object.fromEntries(storage),
+          dom: Object.fromEntries(dom.storage),
           used_bytes: budget?.usage() ?? 0,
           ...(budget ? { retention: budget.status([...storage.keys()]) } : {}),
         });
@@ -389,6 +422,7 @@ self.onmessage = (e: MessageEvent<ToWorker>) => {
         pinState(m.id, m.session_id);
         return;
       case "close":
+        dom.sealAll();
         commit();
         for (const key of [...writers.keys()]) sealSession(key.split("/")[0], 0);
         db?.close();

@@ -2,6 +2,7 @@ import type { IndexClassification } from "../store/index_db.ts";
 import type { PersistenceCause } from "../store/segments.ts";
 import type { Admission, GraceOverride, RetentionStatus } from "./ingest_budget.ts";
 import type { PageSpan, PinView } from "../store/protection.ts";
+import type { DomStorage } from "./ingest_dom.ts";
 
 /** Faults the tests can inject into a real server process (KROMETRAIL_TEST_FAULTS, JSON). */
 export interface FaultPlan {
@@ -134,6 +135,8 @@ export type FromWorker =
     id: number;
     stats: FlushStats;
     sessions: Record<string, SessionStorage>;
+    /** DOM recording per session: chunks, events, compressed and raw bytes, what was dropped. */
+    dom: Record<string, DomStorage>;
     used_bytes: number;
     retention?: RetentionStatus;
   }

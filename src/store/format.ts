@@ -2,7 +2,7 @@
  * On-disk format identities. One current index format exists; anything else is classified and
  * the disposable recording cache is cleared rather than migrated (spec: Disk Budget and Retention).
  */
-export const INDEX_FORMAT_VERSION = 1;
+export const INDEX_FORMAT_VERSION = 2;
 export const INDEX_FILE = "index.sqlite";
 /** Recording cache members under an instance root; profiles and config live elsewhere. */
 export const CACHE_MEMBERS = [

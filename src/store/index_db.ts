@@ -14,7 +14,8 @@ CREATE TABLE targets(
 CREATE TABLE segments(
   id INTEGER PRIMARY KEY, session_id TEXT NOT NULL, page_id TEXT NOT NULL, path TEXT NOT NULL,
   start_ns INTEGER NOT NULL, end_ns INTEGER, bytes INTEGER NOT NULL DEFAULT 0,
-  frames INTEGER NOT NULL DEFAULT 0, sealed INTEGER NOT NULL DEFAULT 0);
+  frames INTEGER NOT NULL DEFAULT 0, sealed INTEGER NOT NULL DEFAULT 0,
+  kind TEXT NOT NULL DEFAULT 'frames');
 CREATE TABLE frames(
   id INTEGER PRIMARY KEY, session_id TEXT NOT NULL, page_id TEXT NOT NULL, ordinal INTEGER NOT NULL,
   chrome_ts REAL, recv_ns INTEGER NOT NULL, format TEXT NOT NULL, width INTEGER NOT NULL,
@@ -34,6 +35,15 @@ CREATE TABLE events(
   id INTEGER PRIMARY KEY, session_id TEXT NOT NULL, page_id TEXT, kind TEXT NOT NULL,
   at_ns INTEGER NOT NULL, interaction_id TEXT, level TEXT, text TEXT, data TEXT);
 CREATE INDEX events_by_time ON events(session_id, at_ns);
+CREATE TABLE dom_chunks(
+  id INTEGER PRIMARY KEY, session_id TEXT NOT NULL, page_id TEXT NOT NULL, segment_id INTEGER NOT NULL,
+  offset INTEGER NOT NULL, length INTEGER NOT NULL, first_ns INTEGER NOT NULL, last_ns INTEGER NOT NULL,
+  events INTEGER NOT NULL, checkpoint INTEGER NOT NULL, clock_offset_ms REAL NOT NULL,
+  raw_bytes INTEGER NOT NULL, href TEXT);
+CREATE INDEX dom_chunks_by_time ON dom_chunks(session_id, page_id, first_ns);
+CREATE TABLE dom_gaps(
+  id INTEGER PRIMARY KEY, session_id TEXT NOT NULL, page_id TEXT NOT NULL, start_ns INTEGER NOT NULL,
+  end_ns INTEGER, cause TEXT NOT NULL);
 CREATE TABLE markers(
   id TEXT PRIMARY KEY, session_id TEXT NOT NULL, page_id TEXT, at_ns INTEGER NOT NULL, label TEXT,
   data TEXT);

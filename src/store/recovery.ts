@@ -17,6 +17,9 @@ export interface RecoveryReport {
   /** Records written to a segment whose index batch never committed (the crash tail). */
   frames_dropped_uncommitted: number;
   bytes_dropped: number;
+  /** Indexed DOM chunks whose records are complete, and those dropped as torn or never committed. */
+  dom_chunks_complete: number;
+  dom_chunks_dropped: number;
   /** Present when the crashed instance had launched a browser: what reaping it did. */
   browser?: BrowserReap;
 }
@@ -35,6 +38,8 @@ export function recoverInstance(root: string, instanceId: string): RecoveryRepor
     frames_dropped_torn: 0,
     frames_dropped_uncommitted: 0,
     bytes_dropped: 0,
+    dom_chunks_complete: 0,
+    dom_chunks_dropped: 0,
   };
   const path = join(root, INDEX_FILE);
   try {
@@ -56,9 +61,14 @@ export function recoverInstance(root: string, instanceId: string): RecoveryRepor
     }
     report.index = "current";
     report.sessions = (db.prepare("SELECT count(*) AS n FROM sessions").get() as { n: number }).n;
-    const segments = db.prepare("SELECT id, path FROM segments").all() as Array<{ id: number; path: string }>;
+    const segments = db.prepare("SELECT id, path, kind FROM segments").all() as Array<
+      { id: number; path: string; kind: string }
+    >;
     for (const seg of segments) {
-      const rows = db.prepare("SELECT id, offset, length FROM frames WHERE segment_id = ? ORDER BY offset")
+      // DOM segments hold compressed event chunks indexed by dom_chunks; their records are framed alike.
+      const dom = seg.kind === "dom";
+      const table = dom ? "dom_chunks" : "frames";
+      const rows = db.prepare(`SELECT id, offset, length FROM ${table} WHERE segment_id = ? ORDER BY offset`)
         .all(seg.id) as Array<
           { id: number; offset: number; length: number }
         >;
@@ -73,14 +83,18 @@ export function recoverInstance(root: string, instanceId: string): RecoveryRepor
       let keepUntil = 0;
       for (const row of rows) {
         if (records.get(row.offset) === row.length) {
-          report.frames_complete++;
+          if (dom) report.dom_chunks_complete++;
+          else report.frames_complete++;
           keepUntil = Math.max(keepUntil, row.offset + row.length);
         } else {
-          report.frames_dropped_torn++;
-          db.prepare("DELETE FROM frames WHERE id = ?").run(row.id);
+          if (dom) report.dom_chunks_dropped++;
+          else report.frames_dropped_torn++;
+          db.prepare(`DELETE FROM ${table} WHERE id = ?`).run(row.id);
         }
       }
-      report.frames_dropped_uncommitted += scan.records.filter((r) => r.offset + r.length > keepUntil).length;
+      const uncommitted = scan.records.filter((r) => r.offset + r.length > keepUntil).length;
+      if (dom) report.dom_chunks_dropped += uncommitted;
+      else report.frames_dropped_uncommitted += uncommitted;
       if (bytes.length > keepUntil) {
         report.bytes_dropped += bytes.length - keepUntil;
         try {

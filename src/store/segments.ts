@@ -118,6 +118,8 @@ export class SegmentWriter {
     private readonly pageId: string,
     private readonly io: SegmentIo = realIo,
     private readonly limits: SegmentLimits = {},
+    /** What the records are: screencast frames, or compressed DOM event chunks (src/capture/ingest_dom.ts). */
+    private readonly kind: "frames" | "dom" = "frames",
   ) {
     Deno.mkdirSync(dir, { recursive: true });
   }
@@ -148,8 +150,8 @@ export class SegmentWriter {
     }
     const id = Number(
       this.db.prepare(
-        "INSERT INTO segments(session_id, page_id, path, start_ns) VALUES (?, ?, ?, ?)",
-      ).run(this.sessionId, this.pageId, openPath, Math.round(startNs)).lastInsertRowid,
+        "INSERT INTO segments(session_id, page_id, path, start_ns, kind) VALUES (?, ?, ?, ?, ?)",
+      ).run(this.sessionId, this.pageId, openPath, Math.round(startNs), this.kind).lastInsertRowid,
     );
     return {
       id,
