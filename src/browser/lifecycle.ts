@@ -16,11 +16,17 @@ export interface StartOptions {
   url?: string;
   every_nth_frame: number;
   focus: FocusPolicy;
+  /** DOM recording for the session (default true); immutable once the session exists. */
+  record_dom?: boolean;
+  /** Runs on the new session before it adopts any page (the DOM recorder's page setup). */
+  prepare?: (session: BrowserSession) => void;
 }
 
 export interface AttachOptions {
   endpoint: string;
   every_nth_frame: number;
+  record_dom?: boolean;
+  prepare?: (session: BrowserSession) => void;
 }
 
 const LOOPBACK_HOSTS = new Set(["127.0.0.1", "localhost", "[::1]", "::1"]);
@@ -226,11 +232,17 @@ export class BrowserManager {
         mode: "launched",
         profile,
         ...(this.downloadsRoot ? { downloadsRoot: this.downloadsRoot } : {}),
-        config: { every_nth_frame: opts.every_nth_frame, focus: opts.focus, headless },
+        config: {
+          every_nth_frame: opts.every_nth_frame,
+          focus: opts.focus,
+          headless,
+          record_dom: opts.record_dom ?? true,
+        },
         process: launched.process,
         cleanup: teardown,
       });
       try {
+        opts.prepare?.(session);
         await session.start();
         if (opts.url) await session.navigate(session.page(), opts.url, "load", 30_000);
       } catch (err) {
@@ -263,9 +275,15 @@ export class BrowserManager {
         mode: "attached",
         profile: { kind: "attached", endpoint: `${url.protocol}//${url.host}` },
         // Attachment keeps foreground behaviour: the browser stays externally owned.
-        config: { every_nth_frame: opts.every_nth_frame, focus: "foreground", headless: false },
+        config: {
+          every_nth_frame: opts.every_nth_frame,
+          focus: "foreground",
+          headless: false,
+          record_dom: opts.record_dom ?? true,
+        },
       });
       try {
+        opts.prepare?.(session);
         await session.start();
       } catch (err) {
         await conn.close();

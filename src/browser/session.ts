@@ -22,7 +22,12 @@ export interface SessionConfig {
   readonly every_nth_frame: number;
   readonly focus: FocusPolicy;
   readonly headless: boolean;
+  /** DOM recording (rrweb in an isolated world of every page, src/pagestate/recorder.ts). */
+  readonly record_dom: boolean;
 }
+
+/** What a session is built with: DOM recording is on unless said otherwise. */
+export type SessionConfigInit = Omit<SessionConfig, "record_dom"> & { readonly record_dom?: boolean };
 
 export type ProfileIdentity =
   | { kind: "managed"; name: string }
@@ -34,7 +39,7 @@ export interface SessionInit {
   ordinal: number;
   mode: "launched" | "attached";
   profile: ProfileIdentity;
-  config: SessionConfig;
+  config: SessionConfigInit;
   process?: Deno.ChildProcess;
   cleanup?: () => Promise<void>;
   /** Where managed downloads are kept (inside the instance root, so a crash's leftovers are reclaimed). */
@@ -81,6 +86,8 @@ export class BrowserSession {
   #attachWaiters = new Map<string, Array<(page: PageTarget) => void>>();
   /** Overrides of detached (not destroyed) targets, re-applied if the same target attaches again. */
   #carriedOverrides = new Map<string, Map<string, TargetOverride>>();
+  /** Setups every page of the session gets in its initialization round (see addPageSetup). */
+  #pageSetups = new Map<string, TargetOverride>();
   #pageOrdinal = 0;
   #interactionOrdinal = 0;
   #conn: CdpConnection;
@@ -98,7 +105,7 @@ export class BrowserSession {
     this.ordinal = init.ordinal;
     this.mode = init.mode;
     this.profile = init.profile;
-    this.config = Object.freeze({ ...init.config });
+    this.config = Object.freeze({ ...init.config, record_dom: init.config.record_dom ?? true });
     this.#process = init.process;
     this.#cleanup = init.cleanup;
     this.#downloadsRoot = init.downloadsRoot;
@@ -154,6 +161,22 @@ export class BrowserSession {
       const page = sid ? this.#bySession.get(sid) : undefined;
       if (page) handler(page, params);
     });
+  }
+
+  /**
+   * Gives every page, adopted now or later (popups and same-target reattachments included), `setup` in
+   * its initialization round, before it runs; a page already running gets it at once. Idempotent by key.
+   */
+  addPageSetup(key: string, setup: TargetOverride): void {
+    if (this.#pageSetups.has(key)) return;
+    this.#pageSetups.set(key, setup);
+    for (const page of this.pages.values()) {
+      if (page.closed || page.overrides.has(key)) continue;
+      page.overrides.set(key, setup);
+      Promise.all(setup.apply(page)).catch((err) =>
+        log.debug("page setup {key} failed: {err}", { key, err: String(err) })
+      );
+    }
   }
 
   async start(): Promise<void> {
@@ -257,6 +280,7 @@ export class BrowserSession {
       page.overrides.set(key, override);
     }
     this.#carriedOverrides.delete(info.targetId);
+    for (const [key, setup] of this.#pageSetups) page.overrides.set(key, setup);
     // Mapped before initialization so its events already route here.
     this.#bySession.set(sessionId, page);
     this.#byTarget.set(info.targetId, page);

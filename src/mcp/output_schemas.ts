@@ -27,7 +27,12 @@ const observation = z.looseObject({
   warnings: z.array(str).optional(),
 });
 
-const sessionStatus = z.looseObject({ running: bool, session_id: str, selected_page_id: str.optional() });
+const sessionStatus = z.looseObject({
+  running: bool,
+  session_id: str,
+  selected_page_id: str.optional(),
+  record_dom: bool,
+});
 
 const pageRow = z.looseObject({ page_id: str, url: str, title: str, selected: bool });
 
@@ -47,7 +52,12 @@ export const OUTPUT_SCHEMAS = {
   // browser and pages
   start_browser: sessionStatus,
   attach_browser: sessionStatus,
-  browser_status: z.looseObject({ running: bool, session_id: str.optional(), server: obj }),
+  browser_status: z.looseObject({
+    running: bool,
+    session_id: str.optional(),
+    record_dom: bool.optional(),
+    server: obj,
+  }),
   stop_browser: z.looseObject({ stopped: bool, session_id: str.optional(), flushed: obj.optional() }),
   list_managed_profiles: z.looseObject({ profiles: list }),
   list_pages: z.looseObject({ pages: z.array(pageRow), selected_page_id: str.optional() }),
@@ -135,4 +145,27 @@ export const OUTPUT_SCHEMAS = {
     manifest_uri: str,
     duration_ms: num,
   }),
+  // page state
+  read_dom_at: z.looseObject({
+    session_id: str,
+    page_id: str,
+    at_ms: num,
+    dom: str,
+    counts: obj,
+    frame: obj.nullable(),
+  }),
+  diff_dom: z.looseObject({ session_id: str, page_id: str, from_ms: num, to_ms: num, changes: list, counts: obj }),
+  find_element: z.looseObject({ session_id: str, page_id: str, at_ms: num, matches: list, total: num }),
+  bisect: z.looseObject({
+    session_id: str,
+    page_id: str,
+    window: obj,
+    initial: z.union([bool, str]),
+    transitions: list,
+    probes: num,
+    elapsed_ms: num,
+  }),
+  measure_layout: z.looseObject({ session_id: str, page_id: str, at_ms: num, elements: list, overlaps: list }),
+  annotate: z.looseObject({ marker: obj, created: bool }),
+  read_markers: z.looseObject({ session_id: str, markers: list, total: num }),
 } satisfies Record<string, z.ZodObject>;

@@ -12,6 +12,7 @@ import type { RetentionStatus } from "../../capture/ingest_budget.ts";
 import { detail, everyNthFrame } from "../schemas.ts";
 import { conflictingArguments } from "./arg_conflicts.ts";
 import { navigableUrl } from "../../control/navigation.ts";
+import { prepareDomRecording } from "../../pagestate/recorder.ts";
 
 type Detail = "concise" | "expanded" | "full";
 
@@ -34,6 +35,7 @@ export function sessionStatus(
     selected_page_id: s.selectedPageId,
     page_count: pages.length,
     pages_with_open_dialog: dialogPages,
+    record_dom: s.config.record_dom,
     capture: capture
       ? (level === "concise" ? conciseCapture(capture) : capture)
       : { configured: { every_nth_frame: s.config.every_nth_frame, focus: s.config.focus } },
@@ -91,6 +93,7 @@ function statusText(st: Record<string, unknown>): string {
   return [
     `Browser ${st.mode} ${st.browser} (session ${st.session_id})`,
     `pages: ${st.page_count}, selected ${st.selected_page_id}`,
+    ...(st.record_dom === false ? ["DOM recording: off for this session (record_dom: false)"] : []),
     ...(dialogs.length > 0
       ? [`open dialogs: ${dialogs.map((d) => `${d.page_id} ${d.dialog}`).join(", ")}`]
       : []),
@@ -146,6 +149,9 @@ export const browserTools = [
       url: z.string().max(8_192).optional(),
       every_nth_frame: everyNthFrame.optional(),
       focus: z.enum(["foreground", "preserve"]).optional(),
+      record_dom: z.boolean().optional().describe(
+        "Record the DOM of every page for the page-state tools (default true); fixed for the session.",
+      ),
       detail: detail.optional(),
     }),
     handler: async (args, app) => {
@@ -169,6 +175,8 @@ export const browserTools = [
         url: args.url === undefined ? undefined : navigableUrl(args.url, app.config),
         every_nth_frame: args.every_nth_frame ?? 1,
         focus: args.focus ?? "foreground",
+        record_dom: args.record_dom ?? true,
+        prepare: prepareDomRecording,
       });
       app.recorder.attach(s);
       const st = await statusOf(app, s, args.detail ?? "concise");
@@ -183,6 +191,9 @@ export const browserTools = [
     input: z.strictObject({
       endpoint: z.string().max(2_048),
       every_nth_frame: everyNthFrame.optional(),
+      record_dom: z.boolean().optional().describe(
+        "Record the DOM of every page for the page-state tools (default true); fixed for the session.",
+      ),
       detail: detail.optional(),
     }),
     handler: async (args, app) => {
@@ -194,6 +205,8 @@ export const browserTools = [
       const s = await app.browsers.attach({
         endpoint,
         every_nth_frame: args.every_nth_frame ?? 1,
+        record_dom: args.record_dom ?? true,
+        prepare: prepareDomRecording,
       });
       // An attached browser is recorded exactly like a launched one (spec: a session begins on connect).
       app.recorder.attach(s);

@@ -1,8 +1,83 @@
 /**
  * Page-side entry of the DOM recorder, bundled with rrweb's `record` by `deno task build:bundles` into
- * src/pagestate/bundles_generated.ts. It runs in an isolated world of every document (see
- * src/pagestate/recorder.ts), so page scripts can neither see nor patch it.
+ * src/pagestate/bundles_generated.ts. krometrail runs it in an isolated world of every document (see
+ * src/pagestate/recorder.ts) and calls `start`, so page scripts can neither see it, patch its
+ * MutationObserver, read its buffer nor call its binding. `record` stays exposed so a fixture script can
+ * run plain rrweb in a page's main world, the way an app records itself.
  */
 import { record } from "rrweb";
+import { EventType, type eventWithTime } from "@rrweb/types";
 
-(globalThis as unknown as { __krometrailRrweb: { record: typeof record } }).__krometrailRrweb = { record };
+export interface RecorderStartOptions {
+  /** The CDP binding (Runtime.addBinding) batches are sent through, one JSON array per call. */
+  binding: string;
+  /** A batch leaves at most this long after its first event (a full snapshot leaves at once). */
+  flush_ms: number;
+  /** A full snapshot (checkpoint) at most this often while the page changes. */
+  checkout_ms: number;
+}
+
+type Send = (payload: string) => void;
+type Scope = typeof globalThis & { __krometrailDomRecording?: boolean } & Record<string, unknown>;
+
+/** Starts recording this document unless it is not a recordable top-level document. */
+function start(opts: RecorderStartOptions): boolean {
+  const scope = globalThis as Scope;
+  // Chrome may run the script twice in one document (an initialization round sent again).
+  if (scope.__krometrailDomRecording) return false;
+  // The top document's recorder records its same-origin frames; a cross-origin frame is not reachable.
+  if ((scope as unknown as { top: unknown }).top !== scope) return false;
+  if (location.protocol === "about:") return false;
+  const send = scope[opts.binding];
+  if (typeof send !== "function") return false;
+  scope.__krometrailDomRecording = true;
+  const deliver = send as Send;
+  let buffer: eventWithTime[] = [];
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  // Set once record() returns; a flush can only run after that.
+  const recording: { stop?: () => void } = {};
+  const flush = () => {
+    if (timer !== undefined) clearTimeout(timer);
+    timer = undefined;
+    if (buffer.length === 0) return;
+    const batch = buffer;
+    buffer = [];
+    try {
+      deliver(JSON.stringify(batch));
+    } catch {
+      // The binding is gone (its CDP session detached): nobody receives this document any more.
+      recording.stop?.();
+    }
+  };
+  recording.stop = record({
+    emit(event) {
+      buffer.push(event);
+      if (event.type === EventType.FullSnapshot) flush();
+      else if (timer === undefined) timer = setTimeout(flush, opts.flush_ms);
+    },
+    // Every input value is masked in the page; password values are among them, whatever the type says.
+    maskAllInputs: true,
+    inlineStylesheet: true,
+    recordAfter: "DOMContentLoaded",
+    checkoutEveryNms: opts.checkout_ms,
+    sampling: { mousemove: 50, scroll: 100, media: 800 },
+    recordCanvas: false,
+    collectFonts: false,
+    inlineImages: false,
+    slimDOMOptions: {
+      script: true,
+      comment: true,
+      headFavicon: true,
+      headWhitespace: true,
+      headMetaSocial: true,
+      headMetaRobots: true,
+      headMetaHttpEquiv: true,
+      headMetaVerification: true,
+    },
+  });
+  addEventListener("pagehide", flush, true);
+  return true;
+}
+
+(globalThis as unknown as { __krometrailRrweb: { record: typeof record; start: typeof start } })
+  .__krometrailRrweb = { record, start };
