@@ -139,3 +139,25 @@ export function allNodes(root: DomNode): DomNode[] {
   walk(root);
   return out;
 }
+
+/** A deep copy keeping every id (what a mirror at a later instant of the same lineage looks like). */
+export function cloneTree(node: DomNode, parent?: DomNode): DomNode {
+  const copy: DomNode = { ...node, attrs: new Map(node.attrs), parent, children: [] };
+  copy.children = node.children.map((c) => cloneTree(c, copy));
+  return copy;
+}
+
+/** Detaches `node` from its parent. */
+export function detach(node: DomNode): void {
+  const p = node.parent;
+  if (!p) return;
+  p.children.splice(p.children.indexOf(node), 1);
+  node.parent = undefined;
+}
+
+/** Appends `child` under `parent`. */
+export function append(parent: DomNode, child: DomNode): DomNode {
+  child.parent = parent;
+  parent.children.push(child);
+  return child;
+}
