@@ -364,6 +364,9 @@ self.onmessage = (e: MessageEvent<ToWorker>) => {
       case "event":
         enqueue(() => db && insertRow(db, "events", m.row));
         return;
+      case "marker":
+        enqueue(() => db && insertRow(db, "markers", m.row));
+        return;
       case "flush": {
         if (released > 0) {
           post({ type: "ingested", count: released });

@@ -30,6 +30,8 @@ export interface SessionRow {
   every_nth_frame: number;
   focus: string;
   capabilities: string;
+  /** 1 when the session records the DOM (start_browser's record_dom), 0 when it does not. */
+  record_dom: number;
 }
 
 export interface FrameMessage {
@@ -80,7 +82,9 @@ export type RowMessage =
   | { type: "gap"; row: GapRow }
   | { type: "gap_end"; session_id: string; page_id: string; kind: GapRow["kind"]; end_ns: number }
   | { type: "interaction"; row: Record<string, string | number | null> }
-  | { type: "event"; row: Record<string, string | number | null> };
+  | { type: "event"; row: Record<string, string | number | null> }
+  /** A timeline marker (annotate); its id is derived from label and instant, so a repeat replaces itself. */
+  | { type: "marker"; row: Record<string, string | number | null> };
 
 export type ToWorker =
   | { type: "open"; root: string; faults: FaultPlan; budget_bytes: number; max_age_secs: number }

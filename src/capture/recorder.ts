@@ -13,7 +13,14 @@ import { type InstanceCounter, instanceCounterFor, shareOf } from "../store/budg
 import type { PageSpan } from "../store/protection.ts";
 import { budgetFull, overShare, refusal } from "./budget_refusals.ts";
 import { logger } from "../log.ts";
-import type { FaultPlan, FrameMessage, FromWorker, RowMessage, ToWorker } from "./messages.ts";
+import type {
+  DomBatchMessage,
+  FaultPlan,
+  FrameMessage,
+  FromWorker,
+  RowMessage,
+  ToWorker,
+} from "./messages.ts";
 import { DEFAULT_QUEUE_CAPACITY, SessionCapture } from "./session_capture.ts";
 
 export {
@@ -211,7 +218,7 @@ export class Recorder {
     }));
   }
 
-  send(message: RowMessage): void {
+  send(message: RowMessage | DomBatchMessage): void {
     this.#worker.postMessage(message);
   }
 

@@ -163,6 +163,7 @@ export class SessionCapture implements StreamHost {
         every_nth_frame: s.config.every_nth_frame,
         focus: s.config.focus,
         capabilities: JSON.stringify(this.recorder.capabilities),
+        record_dom: s.config.record_dom ? 1 : 0,
       },
     });
     this.#unsubscribe.push(

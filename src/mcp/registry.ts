@@ -16,6 +16,8 @@ import { downloadTools } from "./tools/downloads.ts";
 import { queryTools } from "./tools/query.ts";
 import { observeTools } from "./tools/observe.ts";
 import { pinTools } from "./tools/pins.ts";
+import { markerTools } from "./tools/markers.ts";
+import { pageStateTools } from "./tools/page_state.ts";
 
 export type CapabilityName =
   | "control"
@@ -82,7 +84,7 @@ export const CAPABILITIES: readonly Capability[] = [
     default: "enabled",
     depends: ["temporal-vision"],
     responsibility: "Time-travel DOM: the DOM at any instant, diffs, element lifetimes, bisect, markers",
-    tools: [],
+    tools: [...pageStateTools, ...markerTools],
   },
   {
     name: "scenario",

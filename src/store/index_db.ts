@@ -7,7 +7,8 @@ CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE sessions(
   id TEXT PRIMARY KEY, ordinal INTEGER NOT NULL, mode TEXT NOT NULL, profile TEXT NOT NULL,
   browser TEXT, protocol TEXT, started_at TEXT NOT NULL, ended_at TEXT, end_reason TEXT,
-  every_nth_frame INTEGER NOT NULL, focus TEXT NOT NULL, capabilities TEXT NOT NULL, stats TEXT);
+  every_nth_frame INTEGER NOT NULL, focus TEXT NOT NULL, capabilities TEXT NOT NULL, stats TEXT,
+  record_dom INTEGER NOT NULL DEFAULT 1);
 CREATE TABLE targets(
   session_id TEXT NOT NULL, page_id TEXT NOT NULL, target_id TEXT NOT NULL, opener_page_id TEXT,
   created_ns INTEGER NOT NULL, closed_ns INTEGER, PRIMARY KEY(session_id, page_id));

@@ -12,7 +12,7 @@ import type { RetentionStatus } from "../../capture/ingest_budget.ts";
 import { detail, everyNthFrame } from "../schemas.ts";
 import { conflictingArguments } from "./arg_conflicts.ts";
 import { navigableUrl } from "../../control/navigation.ts";
-import { prepareDomRecording } from "../../pagestate/recorder.ts";
+import { prepareDomRecording, recordPageDom } from "../../pagestate/recorder.ts";
 
 type Detail = "concise" | "expanded" | "full";
 
@@ -179,6 +179,8 @@ export const browserTools = [
         prepare: prepareDomRecording,
       });
       app.recorder.attach(s);
+      // DOM batches go to the ingest worker like frames (nothing is sent when record_dom is off).
+      recordPageDom(s, (m) => app.recorder.send(m));
       const st = await statusOf(app, s, args.detail ?? "concise");
       return output(`Started. ${statusText(st)}`, st);
     },
@@ -210,6 +212,8 @@ export const browserTools = [
       });
       // An attached browser is recorded exactly like a launched one (spec: a session begins on connect).
       app.recorder.attach(s);
+      // DOM batches go to the ingest worker like frames (nothing is sent when record_dom is off).
+      recordPageDom(s, (m) => app.recorder.send(m));
       const st = await statusOf(app, s, args.detail ?? "concise");
       return output(`Attached. ${statusText(st)}`, st);
     },
