@@ -19,6 +19,8 @@ export type { ParsedSelector } from "./selector_parse.ts";
 export interface SelectorMatchOptions {
   /** Also search the documents of same-origin iframes (each matched within its own document). */
   frames?: boolean;
+  /** Stop after this many matches (counting "is it unique" needs two). */
+  limit?: number;
 }
 
 /** Sibling lists up to this long are scanned; longer ones are indexed once per query. */
@@ -373,7 +375,7 @@ export function querySelectorAll(
   sel: ParsedSelector,
   opts: SelectorMatchOptions = {},
 ): DomNode[] {
-  return collect(root, sel, opts, Infinity);
+  return collect(root, sel, opts, opts.limit ?? Infinity);
 }
 
 export function querySelector(
