@@ -1,0 +1,222 @@
+/**
+ * Every flip of a predicate over a window, exact to the DOM event that caused it. Where Traces bisects the
+ * replay timeline (±250 ms, one transition under an assumed monotonic predicate), this walks the mutation
+ * stream once from the checkpoint before the window: the predicate is evaluated after each group of events
+ * sharing one instant that could change its outcome, so each transition carries the time of its event.
+ * Pure: the mirror is rolled forward in place (pass a clone to keep a cached one).
+ */
+import type { eventWithTime } from "@rrweb/types";
+import { EventType, IncrementalSource } from "@rrweb/types";
+import type { DomNode, TimedDomEvent } from "./dom_types.ts";
+import type { DomMirror, MirrorChange } from "./mirror.ts";
+import {
+  canonicalPredicate,
+  evaluateOn,
+  type LayoutOracle,
+  type Predicate,
+  type PredicateLike,
+  type PredicateOutcome,
+  type PredicateValue,
+} from "./predicates.ts";
+import { type ParsedSelector, querySelector } from "./selector.ts";
+import type { ComplexSelector, Compound } from "./selector_parse.ts";
+
+export interface Transition {
+  at_ns: number;
+  from: PredicateValue;
+  to: PredicateValue;
+}
+
+export interface TransitionScan {
+  /** The value at `fromNs` (after every event at or before it). */
+  initial: PredicateValue;
+  /** Every flip in (fromNs, toNs], at the instant of the event group that caused it. */
+  transitions: Transition[];
+  /** The value at `toNs`. */
+  final: PredicateValue;
+  /** Predicate evaluations made (the initial one included). */
+  probes: number;
+  /** Times the selector was resolved again (an event could have changed which element is the subject). */
+  queries: number;
+  /** Events applied to the mirror, from its checkpoint through `toNs`. */
+  events_scanned: number;
+  /** Event groups in the window skipped because nothing they touched could change the outcome. */
+  groups_skipped: number;
+  /** `dom_approximation` when `visible` was judged from markup at any probe. */
+  basis: PredicateOutcome["basis"];
+}
+
+export interface ScanOptions {
+  /** Real layout for `visible` (a replay target); without one visibility is approximated from markup. */
+  layout?: LayoutOracle;
+}
+
+/** What a selector's matching reads besides structure: attribute names, form state, text. */
+interface SelectorDeps {
+  attrs: Set<string>;
+  input: boolean;
+  text: boolean;
+}
+
+function selectorDeps(sel: ParsedSelector): SelectorDeps {
+  const deps: SelectorDeps = { attrs: new Set(), input: false, text: false };
+  const complex = (c: ComplexSelector): void => c.compounds.forEach(compound);
+  const compound = (c: Compound): void => {
+    if (c.ids.length > 0) deps.attrs.add("id");
+    if (c.classes.length > 0) deps.attrs.add("class");
+    for (const a of c.attrs) deps.attrs.add(a.name);
+    for (const p of c.pseudos) {
+      switch (p.kind) {
+        case "not":
+        case "is":
+        case "where":
+          p.list.forEach(complex);
+          break;
+        case "has":
+          for (const r of p.list) complex(r.selector);
+          break;
+        case "checked":
+          deps.input = true;
+          for (const n of ["checked", "selected", "value", "multiple", "type"]) deps.attrs.add(n);
+          break;
+        case "disabled":
+        case "enabled":
+          deps.attrs.add("disabled");
+          break;
+        case "empty":
+          deps.text = true;
+          break;
+        default:
+          break; // positional pseudos read structure only
+      }
+    }
+  };
+  sel.list.forEach(complex);
+  return deps;
+}
+
+/** Names of the attributes a mutation event set or removed. */
+function changedAttributeNames(e: eventWithTime): string[] {
+  if (e.type !== EventType.IncrementalSnapshot || e.data.source !== IncrementalSource.Mutation) return [];
+  const names: string[] = [];
+  for (const a of e.data.attributes) names.push(...Object.keys(a.attributes));
+  return names;
+}
+
+/** Whether an event could change which element the selector matches first. */
+function couldRematch(c: MirrorChange | undefined, e: eventWithTime, deps: SelectorDeps): boolean {
+  if (!c) return false;
+  switch (c.kind) {
+    case "snapshot":
+      return true;
+    case "mutation":
+      if (c.added.length > 0 || c.removed.length > 0) return true;
+      if (c.texts.length > 0 && deps.text) return true;
+      return c.attributes.length > 0 && changedAttributeNames(e).some((n) => deps.attrs.has(n.toLowerCase()));
+    case "input":
+      return deps.input;
+    default:
+      return false;
+  }
+}
+
+/** Whether an event's effect on the mirror could change the predicate's outcome. */
+function couldChange(c: MirrorChange | undefined, p: Predicate, layout: boolean): boolean {
+  if (!c) return false;
+  switch (c.kind) {
+    case "snapshot":
+      return true;
+    case "mutation":
+      if (c.added.length > 0 || c.removed.length > 0 || c.attributes.length > 0) return true;
+      // Text alone cannot change which element matches; only text-reading predicates see it.
+      return c.texts.length > 0 &&
+        (p.kind === "textContains" || (p.kind === "propertyEquals" && p.property === "value"));
+    case "input":
+      return c.attributes.length > 0;
+    case "viewport":
+    case "scroll":
+      return layout && p.kind === "visible"; // measured visibility can follow geometry
+    case "meta":
+      return false;
+  }
+}
+
+/**
+ * Scans `events` (sorted by at_ns, starting at the mirror's checkpoint) through `toNs`. The mirror must be
+ * positioned at the last checkpoint at or before `fromNs`; events at or before `fromNs` only position it.
+ */
+export function scanTransitions(
+  mirror: DomMirror,
+  events: readonly TimedDomEvent[],
+  fromNs: number,
+  toNs: number,
+  selector: ParsedSelector,
+  predicate: PredicateLike,
+  opts: ScanOptions = {},
+): TransitionScan {
+  const p = canonicalPredicate(predicate);
+  const deps = selectorDeps(selector);
+  let basis: PredicateOutcome["basis"] = "dom";
+  let subject: DomNode | undefined;
+  let queries = 0;
+  const probe = (requery: boolean): PredicateValue => {
+    if (requery) {
+      const doc = mirror.document;
+      subject = doc ? querySelector(doc, selector) : undefined;
+      queries++;
+    }
+    const outcome: PredicateOutcome = subject
+      ? evaluateOn(subject, p, opts.layout)
+      : { value: p.kind === "exists" ? !p.equals : "elementMissing", basis: "dom" };
+    if (outcome.basis === "dom_approximation" || (outcome.basis === "layout" && basis === "dom")) {
+      basis = outcome.basis;
+    }
+    return outcome.value;
+  };
+
+  let i = 0;
+  let scanned = 0;
+  while (i < events.length && events[i].at_ns <= fromNs) {
+    mirror.apply(events[i].event);
+    scanned++;
+    i++;
+  }
+  const initial = probe(true);
+  let probes = 1;
+  let current = initial;
+  let skipped = 0;
+  const transitions: Transition[] = [];
+  while (i < events.length && events[i].at_ns <= toNs) {
+    const at = events[i].at_ns;
+    let relevant = false;
+    let requery = false;
+    while (i < events.length && events[i].at_ns === at) {
+      const e = events[i].event;
+      const c = mirror.apply(e);
+      if (couldChange(c, p, opts.layout !== undefined)) relevant = true;
+      if (!requery && couldRematch(c, e, deps)) requery = true;
+      scanned++;
+      i++;
+    }
+    if (!relevant && !requery) {
+      skipped++;
+      continue;
+    }
+    const next = probe(requery);
+    probes++;
+    if (next !== current) {
+      transitions.push({ at_ns: at, from: current, to: next });
+      current = next;
+    }
+  }
+  return {
+    initial,
+    transitions,
+    final: current,
+    probes,
+    queries,
+    events_scanned: scanned,
+    groups_skipped: skipped,
+    basis,
+  };
+}
