@@ -18,6 +18,7 @@ import { observeTools } from "./tools/observe.ts";
 import { pinTools } from "./tools/pins.ts";
 import { markerTools } from "./tools/markers.ts";
 import { pageStateTools } from "./tools/page_state.ts";
+import { pageStateWindowTools } from "./tools/page_state_window.ts";
 
 export type CapabilityName =
   | "control"
@@ -84,7 +85,7 @@ export const CAPABILITIES: readonly Capability[] = [
     default: "enabled",
     depends: ["temporal-vision"],
     responsibility: "Time-travel DOM: the DOM at any instant, diffs, element lifetimes, bisect, markers",
-    tools: [...pageStateTools, ...markerTools],
+    tools: [...pageStateTools, ...pageStateWindowTools, ...markerTools],
   },
   {
     name: "scenario",

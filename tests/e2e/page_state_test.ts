@@ -45,9 +45,74 @@ Deno.test({
       assert(aText.includes("[DISABLED]"), aText);
       assert(aText.includes("Province is required"), aText);
       assert(aText.includes("empty options: 0"), aText);
-      const truth = structured(await server.call("evaluate_page", { expression: "window.__truth" }));
-      const list = truth.value as Truth[];
+      const recorded = structured(await server.call("evaluate_page", { expression: "window.__truth" }));
+      const list = recorded.value as Truth[];
       assert(list.some((t) => t.what === "submit_disabled"), JSON.stringify(list));
       assertEquals(typeof b.at_ms, "number");
+
+      // bisect for disabled: the transition at the recorded mutation, on the session clock.
+      const bis = await server.call("bisect", {
+        interaction_id: interaction,
+        selector: "#submit",
+        predicate: { kind: "propertyEquals", property: "disabled", equals: true },
+      });
+      assert(!bis.isError, bis.content[0]?.text);
+      const bs = structured(bis);
+      const transitions = bs.transitions as Array<
+        { at_ms: number; from: unknown; to: unknown; frame: unknown }
+      >;
+      assertEquals(transitions.length, 1, bis.content[0]?.text);
+      assertEquals(transitions[0].to, true);
+      // The page's own clock onto the session clock, through the server's wall-clock range form.
+      const disabledAt = list.find((t) => t.what === "submit_disabled")?.at_epoch_ms ?? 0;
+      const truth = structured(
+        await server.call("resolve_temporal_range", {
+          range: {
+            start_time: new Date(disabledAt).toISOString(),
+            end_time: new Date(disabledAt + 100).toISOString(),
+            page_id: String(bs.page_id),
+          },
+        }),
+      );
+      const truthMs = Number((truth.range as { start_ms: number }).start_ms) + (disabledAt % 1);
+      assert(
+        Math.abs(transitions[0].at_ms - truthMs) <= 5,
+        `bisect found ${transitions[0].at_ms} ms, the page disabled the button at ${truthMs} ms`,
+      );
+
+      const diff = await server.call("diff_dom", {
+        from: { at_ms: transitions[0].at_ms - 1_000 },
+        to: { at_ms: transitions[0].at_ms + 50 },
+        scope: "form#checkout",
+      });
+      assert(!diff.isError, diff.content[0]?.text);
+      const dtext = diff.content[0]?.text ?? "";
+      console.error(dtext);
+      assert(/removed .*option/.test(dtext), dtext);
+      assert(/added .*error/i.test(dtext), dtext);
+      assert(/disabled/.test(dtext), dtext);
+
+      const marked = structured(
+        await server.call("annotate", { at_ms: transitions[0].at_ms, label: "submit disabled" }),
+      );
+      const again = structured(
+        await server.call("annotate", { at_ms: transitions[0].at_ms, label: "submit disabled" }),
+      );
+      assertEquals(
+        (again.marker as { marker_id: string }).marker_id,
+        (marked.marker as { marker_id: string }).marker_id,
+      );
+      assertEquals(again.created, false);
+      const markers = structured(await server.call("read_markers", {}));
+      assertEquals(markers.total, 1);
+
+      await server.call("stop_browser", {});
+      const later = await server.call("read_dom_at", {
+        marker_id: (marked.marker as { marker_id: string }).marker_id,
+        offset_ms: 10,
+        scope: "form#checkout",
+      });
+      assert(!later.isError, later.content[0]?.text);
+      assert(String(structured(later).dom).includes("[DISABLED]"), "answers after stop_browser");
     }, { browser: {} }),
 });

@@ -1,0 +1,231 @@
+/**
+ * Page-state tools over a window: diff_dom (what changed between two instants) and bisect (every moment a
+ * condition on an element flipped, exact to the DOM mutation, each with the frame that shows it).
+ */
+import { z } from "zod";
+import { ToolError } from "../../errors.ts";
+import { diffDom } from "../../pagestate/dom_diff.ts";
+import type { DomNode } from "../../pagestate/dom_types.ts";
+import { predicateSchema, type PredicateValue } from "../../pagestate/predicates.ts";
+import { changesDom, domWindow } from "../../pagestate/states.ts";
+import { scanTransitions } from "../../pagestate/transitions.ts";
+import { stateFrame } from "../../temporal/state_frame.ts";
+import type { AppContext } from "../context.ts";
+import { defineTool } from "../define_tool.ts";
+import { OUTPUT_SCHEMAS } from "../output_schemas.ts";
+import { output } from "../response.ts";
+import {
+  type ClampedWindow,
+  clampWindow,
+  instantObject,
+  instantOf,
+  type RecordedPage,
+  recordedPage,
+} from "./page_state_args.ts";
+import { cssSelector, scopeOf, selectorArg, stateOf } from "./page_state.ts";
+import { sessionId } from "./sessions.ts";
+import { rangeFields, rangeOf } from "./temporal_args.ts";
+
+const msOf = (ns: number) => Math.round(ns / 1e3) / 1e3;
+
+interface PageWindow {
+  rec: RecordedPage;
+  window: ClampedWindow;
+}
+
+/** The window a bisect scans: a range form, else the page's whole recording. */
+async function windowOf(
+  app: AppContext,
+  args: {
+    session_id?: string;
+    page_id?: string;
+    range?: unknown;
+    range_handle?: string;
+    interaction_id?: string;
+  },
+): Promise<PageWindow> {
+  const ranged = args.range !== undefined || args.range_handle !== undefined ||
+    args.interaction_id !== undefined;
+  if (ranged) {
+    const range = await rangeOf(app, args as Parameters<typeof rangeOf>[1], { instant: "reject" });
+    const pageId = args.page_id ?? range.page_id;
+    const rec = recordedPage(app, range.session_id, pageId);
+    // The window asked for, not its intersection with frame coverage: the DOM has its own.
+    return { rec, window: clampWindow(rec, range.requested.start_ns, range.requested.end_ns) };
+  }
+  const at = await instantOf(app, { session_id: args.session_id, page_id: args.page_id, at_ms: 0 });
+  const rec = recordedPage(app, at.session_id, at.page_id);
+  return { rec, window: { from_ns: rec.extent.first_ns, to_ns: rec.end_ns } };
+}
+
+function valueText(v: PredicateValue): string {
+  return v === "elementMissing" ? "element missing" : String(v);
+}
+
+export const pageStateWindowTools = [
+  defineTool({
+    name: "diff_dom",
+    capability: "page-state",
+    output: OUTPUT_SCHEMAS.diff_dom,
+    description:
+      "What changed in a page's DOM between two instants (from, to: {at_ms} | {interaction_id, offset_ms} | {marker_id} | {frame_id}): added, removed, attributeChanged, textChanged; ≤ 30 changes, exact counts.",
+    input: z.strictObject({
+      session_id: sessionId.optional(),
+      page_id: z.string().max(16).optional(),
+      from: instantObject,
+      to: instantObject,
+      scope: cssSelector.optional(),
+    }),
+    annotations: { readOnlyHint: true },
+    handler: async (args, app) => {
+      const base = { session_id: args.session_id, page_id: args.page_id };
+      const from = await instantOf(app, { ...base, ...args.from }, "from");
+      const to = await instantOf(app, { ...base, page_id: args.page_id ?? from.page_id, ...args.to }, "to");
+      if (from.page_id !== to.page_id || from.session_id !== to.session_id) {
+        throw new ToolError({
+          code: "invalid_instant",
+          message: `from is on page ${from.page_id} and to on page ${to.page_id}; a diff compares one page.`,
+          retry: "never",
+          recovery: "Anchor both instants on the same page (page_id, or interactions of that page).",
+          affected: { argument: "to" },
+        });
+      }
+      // Windows are clamped to the recording (and say so); only instants wholly outside it fail.
+      const rec = recordedPage(app, from.session_id, from.page_id);
+      const window = clampWindow(rec, Math.min(from.at_ns, to.at_ns), Math.max(from.at_ns, to.at_ns));
+      const [a, b] = from.at_ns <= to.at_ns ? [window.from_ns, window.to_ns] : [window.to_ns, window.from_ns];
+      const before = stateOf(app, { ...from, at_ns: a }, "from");
+      const after = stateOf(app, { ...to, at_ns: b }, "to");
+      const beforeDoc = before.mirror.document;
+      const afterDoc = after.mirror.document;
+      const scopeBefore = beforeDoc && args.scope
+        ? tryScope(beforeDoc, args.scope, msOf(a))
+        : beforeDoc && scopeOf(beforeDoc, undefined, msOf(a));
+      const scopeAfter = afterDoc && args.scope
+        ? tryScope(afterDoc, args.scope, msOf(b))
+        : afterDoc && scopeOf(afterDoc, undefined, msOf(b));
+      if (args.scope && !scopeBefore && !scopeAfter) {
+        scopeOf(afterDoc ?? beforeDoc ?? emptyDoc(), args.scope, msOf(b));
+      }
+      const diff = diffDom(scopeBefore, scopeAfter);
+      const c = diff.counts;
+      const lines = [
+        `DOM of page ${from.page_id} from ${msOf(a)} to ${
+          msOf(b)
+        } ms: ${c.added} added, ${c.removed} removed, ${c.attribute_changed} attribute and ${c.text_changed} text changes${
+          diff.truncated ? ` (first ${diff.changes.length} of ${diff.changes_total})` : ""
+        }`,
+        ...(window.clamped
+          ? [
+            `window clamped to the recording: asked ${window.clamped.asked_from_ms}–${window.clamped.asked_to_ms} ms`,
+          ]
+          : []),
+        ...diff.changes.map((ch) => ch.summary),
+      ];
+      return output(lines.join("\n"), {
+        session_id: from.session_id,
+        page_id: from.page_id,
+        from_ms: msOf(a),
+        to_ms: msOf(b),
+        changes: diff.changes,
+        counts: { ...c, changes_total: diff.changes_total, truncated: diff.truncated },
+        ...(window.clamped ? { clamped: window.clamped } : {}),
+      });
+    },
+  }),
+  defineTool({
+    name: "bisect",
+    capability: "page-state",
+    output: OUTPUT_SCHEMAS.bisect,
+    description:
+      "Every moment in a window a condition on an element flipped, exact to the DOM mutation, each with the frame that shows the new state. predicate: exists | visible | textContains | propertyEquals | attributeExists | attributeEquals | optionCount. Window: range | range_handle | interaction_id (default: the page's whole recording).",
+    input: z.strictObject({
+      ...rangeFields,
+      page_id: z.string().max(16).optional(),
+      selector: cssSelector,
+      predicate: predicateSchema,
+    }),
+    annotations: { readOnlyHint: true },
+    handler: async (args, app) => {
+      const started = performance.now();
+      const selector = selectorArg(args.selector, "selector");
+      const { rec, window } = await windowOf(app, args);
+      const db = app.recorder.reader();
+      const scanWindow = domWindow(db, rec.session_id, rec.page_id, window.from_ns, window.to_ns);
+      if (!scanWindow) {
+        throw new ToolError({
+          code: "instant_outside_recording",
+          message: `No DOM checkpoint of page ${rec.page_id} precedes ${msOf(window.from_ns)} ms.`,
+          retry: "never",
+          recovery: `Start the window at or after ${msOf(rec.extent.first_ns)} ms.`,
+          affected: { session_id: rec.session_id, page_id: rec.page_id, argument: "range" },
+        });
+      }
+      const scan = scanTransitions(
+        scanWindow.mirror,
+        scanWindow.events,
+        window.from_ns,
+        window.to_ns,
+        selector,
+        args.predicate,
+      );
+      // The frame of each new state: its first paint unless the page changed again before that paint.
+      const changeTimes = scanWindow.events.filter(changesDom).map((e) => e.at_ns);
+      const transitions = scan.transitions.map((t) => {
+        const next = changeTimes.find((at) => at > t.at_ns);
+        const frame = stateFrame(db, rec.session_id, rec.page_id, t.at_ns, next);
+        return { at_ms: msOf(t.at_ns), from: t.from, to: t.to, frame: frame ?? null };
+      });
+      const elapsed = Math.round(performance.now() - started);
+      const lines = [
+        `${args.selector} ${JSON.stringify(args.predicate)} on page ${rec.page_id}, ${msOf(window.from_ns)}–${
+          msOf(window.to_ns)
+        } ms: ${valueText(scan.initial)} at the start, ${transitions.length} transition(s)` +
+        ` (${scan.probes} probes over ${scan.events_scanned} events, ${elapsed} ms)`,
+        ...(window.clamped
+          ? [
+            `window clamped to the recording: asked ${window.clamped.asked_from_ms}–${window.clamped.asked_to_ms} ms`,
+          ]
+          : []),
+        ...transitions.map((t) =>
+          `${t.at_ms} ms: ${valueText(t.from)} → ${valueText(t.to)}${
+            t.frame ? ` (frame #${t.frame.frame_id})` : ""
+          }`
+        ),
+        ...(scan.basis === "dom_approximation"
+          ? ["visible was judged from the markup (hidden, display:none, aria-hidden…), not from layout"]
+          : []),
+      ];
+      return output(lines.join("\n"), {
+        session_id: rec.session_id,
+        page_id: rec.page_id,
+        window: { from_ms: msOf(window.from_ns), to_ms: msOf(window.to_ns) },
+        ...(window.clamped ? { clamped: window.clamped } : {}),
+        initial: scan.initial,
+        final: scan.final,
+        transitions,
+        ...(transitions.length > 0
+          ? { first_true_ms: transitions.find((t) => t.to === true)?.at_ms ?? null }
+          : {}),
+        probes: scan.probes,
+        events_scanned: scan.events_scanned,
+        elapsed_ms: elapsed,
+        basis: scan.basis,
+      });
+    },
+  }),
+];
+
+/** The scope node, or undefined when it did not exist at that instant (a diff may span its creation). */
+function tryScope(doc: DomNode, scope: string, atMs: number): DomNode | undefined {
+  try {
+    return scopeOf(doc, scope, atMs);
+  } catch (err) {
+    if (err instanceof ToolError && err.code === "scope_not_found") return undefined;
+    throw err;
+  }
+}
+
+function emptyDoc(): DomNode {
+  return { id: 0, kind: "document", tag: "", attrs: new Map(), text: "", parent: undefined, children: [] };
+}
