@@ -208,6 +208,7 @@ function selectorHead(node: DomNode): string {
     const v = node.attrs.get(name);
     if (v === undefined) continue;
     if (name === "role" && v === node.tag) continue;
+    if (name === "placeholder" && v === node.attrs.get("aria-label")) continue;
     const shown = name === "href" ? hrefPath(v) : cut(collapseWhitespace(v), ATTR_LIMIT);
     s += `[${name}=${quoteAttr(shown)}]`;
   }
@@ -281,10 +282,28 @@ function controlLine(node: DomNode): string {
   return label(node, undefined, [`value="${cut(maskedValue(node, value ?? ""), 30)}"`]);
 }
 
+/** A cell's text, or its control in short (`[x]`, `[ ]`, `[DISABLED]`) when it has no text. */
+function cellText(cell: DomNode): string {
+  const text = textContent(cell, 80);
+  if (text.length > 0) return text;
+  const stack = [...cell.children];
+  while (stack.length > 0) {
+    const n = stack.shift();
+    if (!n || n.kind !== "element") continue;
+    if (n.tag === "input" || n.tag === "select" || n.tag === "button" || n.tag === "textarea") {
+      const type = (n.attrs.get("type") ?? "").toLowerCase();
+      const box = type === "checkbox" || type === "radio" ? (isChecked(n) ? "[x]" : "[ ]") : `[${n.tag}]`;
+      return isDisabled(n) ? `${box}[DISABLED]` : box;
+    }
+    stack.push(...n.children);
+  }
+  return "";
+}
+
 function rowText(row: DomNode): string {
   const cells: string[] = [];
   for (const c of row.children) {
-    if (c.kind === "element" && (c.tag === "td" || c.tag === "th")) cells.push(textContent(c, 80));
+    if (c.kind === "element" && (c.tag === "td" || c.tag === "th")) cells.push(cellText(c));
   }
   return cells.join(" | ");
 }
@@ -413,7 +432,8 @@ function topDocument(node: DomNode): DomNode {
 export function scopeSelector(node: DomNode): string {
   const id = node.attrs.get("id");
   if (id !== undefined && looksStable(id)) return `${node.tag}#${id}`;
-  const quote = (v: string): string => `"${v.replaceAll("\\", "\\\\").replaceAll('"', '\\"')}"`;
+  // Single quotes inside, so the selector reads cleanly when the advice quotes it.
+  const quote = (v: string): string => `'${v.replaceAll("\\", "\\\\").replaceAll("'", "\\'")}'`;
   let own = node.tag;
   for (const name of ["data-testid", "name", "aria-label", "role"]) {
     const v = node.attrs.get(name);
@@ -448,12 +468,16 @@ function adviceFor(
   firstCut: number,
   state: WalkState,
   root: DomNode,
+  fitLines: number,
 ): string | undefined {
   const parts: string[] = [];
   if (truncated) {
+    // The largest subtrees that would fit the budget first, then the largest of the rest.
+    const floor = Math.min(10, Math.floor(fitLines / 4));
+    const fits = (r: Rec): number => r.size <= fitLines && r.size >= floor ? 1 : 0;
     const candidates = owners
       .filter((r) => r.node !== undefined && r.size >= 2 && r.size < total && r.node.tag !== "tr")
-      .sort((a, b) => b.size - a.size);
+      .sort((a, b) => fits(b) - fits(a) || b.size - a.size);
     const chosen: Rec[] = [];
     for (const c of candidates) {
       if (chosen.length >= 2) break;
@@ -575,7 +599,7 @@ export function legibleDom(scope: DomNode, opts: LegibleOptions = {}): LegibleDo
         fmt(sourceChars)
       } chars)`;
 
-  const fullAdvice = adviceFor(owners, total, false, total, state, docRoot);
+  const fullAdvice = adviceFor(owners, total, false, total, state, docRoot, maxLines - 2);
   const fits = (
     body: string[],
     footLines: (c: number) => string[],
@@ -600,7 +624,10 @@ export function legibleDom(scope: DomNode, opts: LegibleOptions = {}): LegibleDo
   // The budget bites: keep the longest prefix of whole lines that fits with the footer and the advice.
   let k = Math.min(total, maxLines - 2);
   // Advice names the cut of the line budget; a character cut only moves it earlier.
-  const advice = cut(adviceFor(owners, total, true, k, state, docRoot) ?? "narrow the scope", 400);
+  const advice = cut(
+    adviceFor(owners, total, true, k, state, docRoot, maxLines - 2) ?? "narrow the scope",
+    400,
+  );
   let result: { text: string; lines: number } | undefined;
   while (k >= 0) {
     const shown = k;

@@ -261,7 +261,7 @@ Deno.test("legible: scopeSelector prefers a stable id, then attributes under an 
     `<div id="app"><form name="pay"><select name="province"></select></form><div id="ember1234"></div></div>`,
   );
   const form = doc.children[0].children[0];
-  assertEquals(scopeSelector(form), 'div#app form[name="pay"]');
+  assertEquals(scopeSelector(form), "div#app form[name='pay']");
   assertEquals(scopeSelector(byId(doc, "app")), "div#app");
   assertEquals(scopeSelector(byId(doc, "ember1234")), "div#app div");
 });
