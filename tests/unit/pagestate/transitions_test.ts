@@ -228,3 +228,84 @@ Deno.test("transitions: 10,000 events over a 5,000-node document", () => {
     } ms CPU`,
   );
 });
+
+/** The committed real checkout recording on a session clock that starts at its first event. */
+async function realCheckout() {
+  const dir = new URL("../../../fixtures/recordings/", import.meta.url);
+  const raw: eventWithTime[] = JSON.parse(await Deno.readTextFile(new URL("checkout.json", dir)));
+  const truth: { truth: Array<{ what: string; at_epoch_ms: number }> } = JSON.parse(
+    await Deno.readTextFile(new URL("checkout.truth.json", dir)),
+  );
+  const t0 = raw[0].timestamp;
+  const events: TimedDomEvent[] = raw.map((event) => ({ at_ns: (event.timestamp - t0) * MS, event }));
+  const when = (what: string) =>
+    truth.truth.filter((t) => t.what.startsWith(what)).map((t) => (t.at_epoch_ms - t0) * MS);
+  return { events, when };
+}
+
+function assertNear(actualNs: number, expectedNs: number, toleranceMs: number, what: string): void {
+  const d = Math.abs(actualNs - expectedNs) / MS;
+  assert(
+    d <= toleranceMs,
+    `${what}: ${actualNs / MS} ms vs the page's own ${expectedNs / MS} ms (${d.toFixed(1)} ms)`,
+  );
+}
+
+Deno.test("transitions over the real checkout recording: each flip within 5 ms of the page's own time", async () => {
+  const { events, when } = await realCheckout();
+  const snapshotNs = events.find((e) => e.event.type === 2)?.at_ns ?? 0;
+  assert(snapshotNs > 0, "the Meta event comes first: before the snapshot nothing exists");
+  assertEquals(scan(events, "#submit", { kind: "exists" }, 0, 0).initial, false);
+  const disabled = scanTransitions(
+    new DomMirror(),
+    events,
+    snapshotNs,
+    events[events.length - 1].at_ns,
+    parseSelector("form#checkout button[type=submit]"),
+    parsePredicate({ kind: "propertyEquals", property: "disabled", equals: true }),
+  );
+  assertEquals(disabled.initial, false);
+  assertEquals(disabled.transitions.length, 1);
+  assertNear(disabled.transitions[0].at_ns, when("submit_disabled")[0], 5, "submit disabled");
+
+  const empty = scan(
+    events,
+    "select[name=province]",
+    { kind: "optionCount", equals: 0 },
+    snapshotNs / MS,
+    1e9,
+  );
+  assertEquals(empty.transitions.length, 1);
+  assertNear(empty.transitions[0].at_ns, when("options_removed")[0], 5, "options removed");
+
+  // Two clicks on Flip, three flips each, with a checkpoint (new ids) between them: six transitions.
+  const flips = scan(
+    events,
+    "#flipper",
+    { kind: "attributeEquals", name: "data-state", equals: "on" },
+    snapshotNs / MS,
+    1e9,
+  );
+  const truthFlips = when("flipper_");
+  assertEquals(flips.transitions.length, truthFlips.length);
+  flips.transitions.forEach((t, i) => assertNear(t.at_ns, truthFlips[i], 5, `flip ${i + 1}`));
+  assertEquals(flips.transitions.map((t) => t.to), [false, true, false, true, false, true]);
+});
+
+Deno.test("transitions over the real recording: a scan starting from the later checkpoint", async () => {
+  const { events, when } = await realCheckout();
+  const checkpoint = events.findLastIndex((e) => e.event.type === 2);
+  assert(checkpoint > 3, "the recording holds a second full snapshot");
+  const fromNs = events[checkpoint].at_ns + MS;
+  const r = scanTransitions(
+    new DomMirror(),
+    events.slice(checkpoint - 1), // the Meta before it, then the checkpoint
+    fromNs,
+    1e12,
+    parseSelector("#flipper"),
+    parsePredicate({ kind: "attributeEquals", name: "data-state", equals: "on" }),
+  );
+  assertEquals(r.initial, false);
+  assertEquals(r.transitions.length, 3);
+  assertNear(r.transitions[0].at_ns, when("flipper_on")[1], 5, "first flip after the checkpoint");
+});
