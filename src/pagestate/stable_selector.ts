@@ -43,17 +43,80 @@ const STATE_CLASS =
   /^(active|selected|open|opened|show|shown|hidden|hide|disabled|enabled|focus|focused|hover|visible|invisible|collapsed|expanded|checked|current|loading|loaded|in|fade|is-.+|has-.+|ng-.+)$/i;
 
 /** Utility-class soup: variants (`md:flex`, `hover:bg-x`), arbitrary values, scales (`p-4`, `w-1/2`). */
+const UTILITY_PREFIX = new RegExp(
+  "^-?(m|p|mx|my|mt|mb|ml|mr|ms|me|px|py|pt|pb|pl|pr|ps|pe|w|h|size|gap|space|top|left|right|bottom|inset|z|" +
+    "text|bg|border|rounded|shadow|flex|grid|col|row|order|font|leading|tracking|opacity|min|max|overflow|" +
+    "justify|items|content|self|place|ease|transition|duration|delay|animate|ring|outline|cursor|select|" +
+    "pointer|align|whitespace|break|list|object|aspect|dark|divide|fill|stroke|translate|rotate|scale|skew|" +
+    "origin|float|clear|box|decoration|indent|underline|line|from|via|to|backdrop|blur|brightness|contrast|" +
+    "drop|grayscale|invert|saturate|sepia|filter|accent|caret|scroll|snap|touch|resize|appearance|will|" +
+    "columns|basis|grow|shrink|d|g|fs|fw|lh|bg-opacity|visible|invisible|sr|not-sr)-",
+);
+const UTILITY_WORDS = new Set([
+  "flex",
+  "grid",
+  "block",
+  "inline",
+  "inline-block",
+  "inline-flex",
+  "inline-grid",
+  "hidden",
+  "contents",
+  "relative",
+  "absolute",
+  "fixed",
+  "sticky",
+  "static",
+  "container",
+  "truncate",
+  "underline",
+  "italic",
+  "uppercase",
+  "lowercase",
+  "capitalize",
+  "sr-only",
+  "not-sr-only",
+  "clearfix",
+  "row",
+  "col",
+  "d-flex",
+  "shrink",
+  "grow",
+  "border",
+  "rounded",
+  "shadow",
+  "transition",
+  "transform",
+  "antialiased",
+  "subpixel-antialiased",
+  "visible",
+  "invisible",
+  "isolate",
+  "table",
+  "ring",
+  "outline",
+  "filter",
+  "blur",
+  "italic",
+  "not-italic",
+  "ordinal",
+  "normal-nums",
+  "tabular-nums",
+  "overline",
+  "no-underline",
+  "line-through",
+  "break-words",
+  "whitespace-nowrap",
+  "uppercase",
+  "w-full",
+  "h-full",
+  "mx-auto",
+]);
+
 function isUtilityClass(token: string): boolean {
   if (/[:[\]/!@#%().,=]/.test(token)) return true;
   if (/(^|-)\d+(\.\d+)?$/.test(token)) return true; // p-4, mt-10, gap-0.5, col-6
-  if (
-    /^-?(m|p|mx|my|mt|mb|ml|mr|px|py|pt|pb|pl|pr|w|h|gap|space|top|left|right|bottom|z|text|bg|border|rounded|shadow|flex|grid|col|row|order|font|leading|tracking|opacity|inset|min|max)-/
-      .test(token)
-  ) {
-    return true;
-  }
-  return /^(flex|grid|block|inline|inline-block|hidden|relative|absolute|fixed|sticky|static|container|truncate|underline|italic|uppercase|lowercase|capitalize|sr-only|clearfix|row|col|d-flex|shrink|grow)$/
-    .test(token);
+  return UTILITY_PREFIX.test(token) || UTILITY_WORDS.has(token);
 }
 
 function stableClasses(node: DomNode): string[] {
@@ -128,6 +191,17 @@ function ownCandidates(node: DomNode): { strong: string[]; weak: string[] } {
     if (usableValue(v) && !(extra === "href" && (v.startsWith("javascript:") || v === "#"))) {
       out.push(`${tag}${attr(extra, v)}`);
     }
+  }
+  // Other data-* attributes authors name elements by (data-action="save-32"), a few at most.
+  let data = 0;
+  for (const [name, v] of node.attrs) {
+    if (data >= 3) break;
+    if (!name.startsWith("data-") || TEST_ID_ATTRS.includes(name) || !usableValue(v) || looksGenerated(v)) {
+      continue;
+    }
+    if (name === "data-state" || name.startsWith("data-rr")) continue; // state, not a name
+    out.push(`${tag}${attr(name, v)}`);
+    data++;
   }
   if (usableValue(type)) out.push(`${tag}${attr("type", type)}`);
   const weak: string[] = [];

@@ -2,6 +2,8 @@ import { assert, assertEquals } from "../../assert.ts";
 import { cssIdent, looksGenerated, stableSelector } from "../../../src/pagestate/stable_selector.ts";
 import { matches, parseSelector, querySelector, querySelectorAll } from "../../../src/pagestate/selector.ts";
 import type { DomNode } from "../../../src/pagestate/dom_types.ts";
+import { DomMirror } from "../../../src/pagestate/mirror.ts";
+import type { eventWithTime } from "@rrweb/types";
 import { doc, el, page } from "./dom_tree.ts";
 
 function pick(root: DomNode, selector: string): DomNode {
@@ -189,4 +191,38 @@ Deno.test("stable selectors for every element of a 5,000-node page stay cheap", 
   const td = stableSelector(querySelectorAll(d, parseSelector("td"))[3], d);
   assertEquals(td, { selector: "table#t td", unique: false });
   console.error(`stableSelector on a 5,000-node page: ${ms.toFixed(2)} ms per element`);
+});
+
+Deno.test("on a real utility-class page (fixtures/recordings/utility_soup.json) buttons get unique names without utilities", async () => {
+  const url = new URL("../../../fixtures/recordings/utility_soup.json", import.meta.url);
+  const events = JSON.parse(await Deno.readTextFile(url)) as eventWithTime[];
+  const m = new DomMirror();
+  for (const e of events) m.apply(e);
+  const root = m.document;
+  assert(root);
+  const buttons = querySelectorAll(root, parseSelector("button"));
+  assert(buttons.length > 10);
+  for (const b of buttons) {
+    const s = stableSelector(b, root);
+    assert(s.unique, s.selector);
+    assert(
+      !/\\:|\\\[|\.[\w-]*\d\b|\.(flex|grid|relative|border)\b/.test(s.selector),
+      `no utility classes: ${s.selector}`,
+    );
+  }
+  const all = querySelectorAll(root, parseSelector("*"));
+  for (const n of all) {
+    const s = stableSelector(n, root);
+    assert(!s.selector.includes("\\:"), `no variant classes: ${s.selector}`);
+  }
+});
+
+Deno.test("data-* attributes name elements; state-like ones do not", () => {
+  const d = page(
+    el("button", { "data-action": "save" }, "Save"),
+    el("button", { "data-action": "discard" }, "Discard"),
+    el("div", { "data-state": "open" }),
+  );
+  assertEquals(sel(d, "[data-action=save]"), { selector: 'button[data-action="save"]', unique: true });
+  assertEquals(sel(d, "[data-state]"), { selector: "div", unique: true });
 });
