@@ -80,6 +80,7 @@ const STATE_ATTRS = new Set([
   "open",
   "href",
 ]);
+const FORM_VALUE_TAGS = new Set(["input", "textarea", "select"]);
 const NOISE_TAGS = new Set(["head", "script", "style", "noscript", "template", "meta", "link", "title"]);
 const MESSAGE_ID = /error|message|alert|warning|notice|toast|status|feedback/i;
 
@@ -273,14 +274,20 @@ class Differ {
   private attributes(b: DomNode, a: DomNode): void {
     const names = new Set([...b.attrs.keys(), ...a.attrs.keys()]);
     const changed: Array<[string, string | undefined, string | undefined]> = [];
+    // rrweb serializes a control's current value as its `value` attribute, and inputs set node.value:
+    // compare the one effective value, so a checkpoint that re-serializes it is no change.
+    const control = FORM_VALUE_TAGS.has(a.tag);
     for (const name of names) {
+      if (control && name === "value") continue;
       const x = b.attrs.get(name);
       const y = a.attrs.get(name);
       if (x !== y) changed.push([name, x, y]);
     }
-    if (b.value !== a.value && !changed.some(([n]) => n === "value")) {
-      changed.push(["value", b.value, a.value]);
-    }
+    if (control) {
+      const x = b.value ?? b.attrs.get("value");
+      const y = a.value ?? a.attrs.get("value");
+      if (x !== y) changed.push(["value", x, y]);
+    } else if (b.value !== a.value) changed.push(["value", b.value, a.value]);
     if (b.checked !== a.checked) {
       changed.push([
         "checked",

@@ -2,6 +2,8 @@
 import { assert, assertEquals } from "../../assert.ts";
 import { diffDom, pathSelector } from "../../../src/pagestate/dom_diff.ts";
 import type { DomNode } from "../../../src/pagestate/dom_types.ts";
+import type { eventWithTime } from "@rrweb/types";
+import { DomMirror } from "../../../src/pagestate/mirror.ts";
 import { append, byId, cloneTree, detach, hIds, html, Ids } from "./dom_builder.ts";
 
 const CHECKOUT = `<html><head><style>.x{}</style></head><body>
@@ -163,3 +165,56 @@ Deno.test("pathSelector: anchored at the nearest stable id, never positional", (
   assertEquals(pathSelector(first(doc, "span")), "div > span.error");
   assert(!pathSelector(first(doc, "input")).includes("nth"));
 });
+
+Deno.test("diffDom over the real checkout recording: the transition, and a checkpoint that changed nothing", async () => {
+  const dir = new URL("../../../fixtures/recordings/", import.meta.url);
+  const events: eventWithTime[] = JSON.parse(
+    await Deno.readTextFile(new URL("checkout.json", dir)),
+  );
+  const truth: { truth: Array<{ what: string; at_epoch_ms: number }> } = JSON.parse(
+    await Deno.readTextFile(new URL("checkout.truth.json", dir)),
+  );
+  const at = (what: string) => truth.truth.find((t) => t.what === what)?.at_epoch_ms ?? 0;
+  const mirrorAt = (ms: number) => {
+    const m = new DomMirror();
+    for (const e of events) if (e.timestamp <= ms) m.apply(e);
+    return m.document;
+  };
+  const before = mirrorAt(at("load_clicked"));
+  const after = mirrorAt(at("submit_disabled") + 20);
+  const diff = diffDom(before, after);
+  assertEquals(diff.match, "id");
+  const summaries = diff.changes.map((c) => c.summary).join("\n");
+  const removed = diff.changes.find((c) => c.kind === "removed" && c.tag === "option");
+  assertEquals(removed?.siblings, 4, summaries);
+  assertEquals(removed?.selector, "select#province > option");
+  assert(diff.changes.some((c) => c.kind === "added" && c.text === "Province is required"), summaries);
+  assert(diff.changes.some((c) => c.name === "disabled" && c.selector === "button#submit"), summaries);
+  assert(diff.changes.some((c) => c.name === "aria-invalid" && c.after === "true"), summaries);
+  assert(
+    diff.changes.some((c) => c.kind === "textChanged" && c.after === "provinces unavailable"),
+    summaries,
+  );
+
+  const checkpoints = events.filter((e) => e.type === 2).map((e) => e.timestamp);
+  assertEquals(checkpoints.length, 2);
+  const x = mirrorAt(checkpoints[1] - 1);
+  const y = mirrorAt(checkpoints[1] + 1);
+  // rrweb 2.2.2 re-serializes a checkpoint with the ids its mirror already gave: the lineage continues.
+  const across = diffDom(x, y);
+  assertEquals(across.match, "id");
+  assertEquals(across.changes.map((c) => c.summary), [], "nothing changed on the page across the checkpoint");
+  assertEquals(diffDom(x, y, { match: "structure" }).changes.map((c) => c.summary), []);
+  // The same page recorded twice (ids that do not line up) pairs by structure and still sees no change.
+  const xs = x ? renumber(x, 100_000) : undefined;
+  const again = diffDom(xs, y);
+  assertEquals(again.match, "structure");
+  assertEquals(again.changes.map((c) => c.summary), []);
+});
+
+/** A copy of the tree with every id shifted, as a separate recording of the same page would number it. */
+function renumber(node: DomNode, by: number, parent?: DomNode): DomNode {
+  const copy: DomNode = { ...node, id: node.id + by, attrs: new Map(node.attrs), parent, children: [] };
+  copy.children = node.children.map((c) => renumber(c, by, copy));
+  return copy;
+}
