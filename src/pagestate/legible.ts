@@ -223,6 +223,7 @@ function maskedValue(node: DomNode, value: string): string {
 }
 
 function selectLabel(node: DomNode, options: DomNode[]): { text?: string; value?: string } {
+  if (node.attrs.has("multiple")) return {}; // its selected options are listed under it
   if (node.value !== undefined) {
     const chosen = options.find((o) => optionValue(o) === node.value);
     return chosen ? { text: textContent(chosen, 200) } : { value: node.value };

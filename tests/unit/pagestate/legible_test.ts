@@ -3,7 +3,7 @@ import { assert, assertEquals, assertMatch } from "../../assert.ts";
 import { legibleDom, scopeSelector } from "../../../src/pagestate/legible.ts";
 import { outerHtmlLength, VOID_TAGS } from "../../../src/pagestate/dom_facts.ts";
 import type { DomNode } from "../../../src/pagestate/dom_types.ts";
-import { byId, html } from "./dom_builder.ts";
+import { byId, html, Ids } from "./dom_builder.ts";
 
 const CHECKOUT_EMPTY = `<html><head><title>Checkout</title><style>.error{color:red}</style></head><body>
 <div class="min-h-screen flex flex-col items-center bg-gray-50 px-4 py-8 md:px-8">
@@ -287,4 +287,32 @@ Deno.test("legible: a 5,000-node tree renders quickly", () => {
   const ms = (performance.now() - t0) / runs;
   console.error(`legibleDom on ${nodes} nodes: ${ms.toFixed(2)} ms`);
   assert(ms < 150, `${ms} ms`);
+});
+
+Deno.test("legible: labels around inputs, multi-selects, dialogs, iframes, hidden inputs", () => {
+  const doc = html(`<body>
+    <label>Email <input name="email" type="email"></label>
+    <input type="hidden" name="csrf" value="secret-token">
+    <select name="tags" multiple><option selected>red</option><option>green</option><option selected>blue</option></select>
+    <dialog open id="confirm"><p>Really delete?</p></dialog>
+    <div contenteditable="true">Edit me</div>
+    <iframe title="Payment"></iframe>
+  </body>`);
+  const iframe = doc.children[0].children.find((c) => c.tag === "iframe");
+  assert(iframe);
+  const inner = html(`<html><body><button id="pay-inner">Pay inside</button></body></html>`, new Ids(5000));
+  inner.parent = iframe;
+  iframe.children.push(inner);
+  const r = legibleDom(doc);
+  const lines = r.text.split("\n");
+  assertEquals(lines[0], 'label "Email"');
+  assertEquals(lines[1], '  input[name=email][type=email] value=""');
+  assert(!r.text.includes("csrf") && !r.text.includes("secret-token"), "hidden inputs are left out");
+  assert(
+    r.text.includes('select[name=tags] [options: 3]\n  option "red" [selected]\n  option "blue" [selected]'),
+    r.text,
+  );
+  assert(r.text.includes('dialog#confirm "Really delete?" [open]'), r.text);
+  assert(r.text.includes('div "Edit me"'), r.text);
+  assert(r.text.includes('iframe[title=Payment]\n  button#pay-inner "Pay inside"'), r.text);
 });
