@@ -28,6 +28,7 @@ import {
   type MeasuredElement,
   normalizeEvents,
   type Overlap,
+  packChunk,
   selectorProblem,
 } from "./replay_layout.ts";
 import { REPLAY_PAGE_SOURCE } from "./replay_page_source.ts";
@@ -320,11 +321,13 @@ export class ReplayTarget {
   }
 
   async #stage(live: Live, key: string, events: readonly eventWithTime[]): Promise<void> {
-    for (const chunk of jsonChunks(events, CHUNK_CHARS)) await this.#call(live, "stage", [key, chunk], false);
+    for (const chunk of jsonChunks(events, CHUNK_CHARS)) {
+      await this.#call(live, "stage", [key, await packChunk(chunk)]);
+    }
   }
 
   /** Calls `__krometrailReplay[method](...args)`; args go as JSON values, never into source text. */
-  async #call(live: Live, method: string, args: unknown[], expectReply = true): Promise<PageReply> {
+  async #call(live: Live, method: string, args: unknown[]): Promise<PageReply> {
     const { result, exceptionDetails } = await live.conn.send(
       "Runtime.callFunctionOn",
       {
@@ -341,7 +344,6 @@ export class ReplayTarget {
       const text = exceptionDetails.exception?.description ?? exceptionDetails.text;
       throw replayFailed(`The replay page failed in ${method}: ${String(text).slice(0, 300)}`);
     }
-    if (!expectReply) return { ok: true };
     const value = result.value as PageReply | undefined;
     if (!value || typeof value !== "object") {
       throw replayFailed(`The replay page gave no answer to ${method}.`);

@@ -44,10 +44,23 @@ export const REPLAY_PAGE_SOURCE = String.raw`(() => {
     // as its start, so a baseline strictly between t and the next event applies every event <= t and
     // none after, even when a checkpoint sits exactly at the next event.
     const next = after < events.length ? events[after].timestamp : null;
-    const baseline = next === null ? t + 1 : t + (next - t) / 2;
-    player.replayer.pause(baseline - events[0].timestamp);
-    player.root.style.zIndex = String(++topZ);
+    // Already there (same applied prefix, nothing appended since): a second seek would only restyle.
+    if (player.after !== after || player.count !== events.length) {
+      const baseline = next === null ? t + 1 : t + (next - t) / 2;
+      // What Replayer.pause(offset) does, without removing and re-adding the html "rrweb-paused" class
+      // (each toggle restyles the whole replayed document, ~100 ms on a heavy page).
+      const service = player.replayer.service;
+      if (!service.state.matches("paused")) service.send({ type: "PAUSE" });
+      service.send({ type: "PLAY", payload: { timeOffset: baseline - events[0].timestamp } });
+      service.send({ type: "PAUSE" });
+      player.after = after;
+      player.count = events.length;
+    }
     const frame = frameOf(player);
+    // The class pauses CSS animations at the instant; a rebuilt document starts without it.
+    const html = frame.contentDocument && frame.contentDocument.documentElement;
+    if (html && !html.classList.contains("rrweb-paused")) html.classList.add("rrweb-paused");
+    player.root.style.zIndex = String(++topZ);
     return {
       ok: true,
       applied: after,
@@ -187,11 +200,17 @@ export const REPLAY_PAGE_SOURCE = String.raw`(() => {
   };
 
   globalThis.__krometrailReplay = {
-    stage(key, json) {
+    // One chunk of events: base64 of gzipped JSON (see packChunk in replay_layout.ts).
+    async stage(key, packed) {
+      const binary = atob(packed);
+      const bytes = new Uint8Array(binary.length);
+      for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+      const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+      const events = JSON.parse(await new Response(stream).text());
       let list = staging.get(key);
       if (!list) staging.set(key, list = []);
-      for (const e of JSON.parse(json)) list.push(e);
-      return list.length;
+      for (const e of events) list.push(e);
+      return { ok: true, count: list.length };
     },
     async load(key) {
       drop(key);
@@ -209,11 +228,14 @@ export const REPLAY_PAGE_SOURCE = String.raw`(() => {
         root.remove();
         return { ok: false, reason: "replayer_failed", message: String(err && err.message || err).slice(0, 300) };
       }
-      players.set(key, { replayer, root });
+      players.set(key, { replayer, root, after: -1, count: -1 });
       // The constructor defers a resize to the first Meta and a build of the first full snapshot to
       // timers; let them run now so they never land after (and undo) a seek.
       await new Promise((resolve) => setTimeout(resolve, 5));
-      return { ok: true, count: eventsOf(players.get(key)).length };
+      // The first seek of a Replayer costs several times a later one; pay it here, not in a question.
+      const loaded = eventsOf(players.get(key));
+      seekPlayer(players.get(key), loaded[loaded.length - 1].timestamp);
+      return { ok: true, count: loaded.length };
     },
     async append(key) {
       const player = players.get(key);

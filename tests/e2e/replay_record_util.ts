@@ -142,9 +142,12 @@ export async function recordPage(
  */
 export function repeatRecording(events: eventWithTime[], totalMs: number): eventWithTime[] {
   const metas = events.map((e, i) => ({ e, i })).filter(({ e }) => e.type === 4);
-  if (metas.length < 2) throw new Error("the recording needs two checkpoints to repeat one");
-  const segment = events.slice(metas[0].i, metas[1].i);
-  const span = metas[1].e.timestamp - metas[0].e.timestamp;
+  if (metas.length === 0) throw new Error("the recording has no checkpoint");
+  // A page quiet for 5 s has one checkpoint: its whole recording is the segment, repeated every 5 s.
+  const segment = events.slice(metas[0].i, metas[1]?.i ?? events.length);
+  const span = metas[1]
+    ? metas[1].e.timestamp - metas[0].e.timestamp
+    : Math.max(5_000, segment[segment.length - 1].timestamp - metas[0].e.timestamp + 1);
   const out: eventWithTime[] = [];
   for (let shift = 0; shift < totalMs; shift += span) {
     for (const e of segment) out.push({ ...e, timestamp: e.timestamp + shift });

@@ -5,6 +5,7 @@ import {
   largestViewport,
   MAX_SELECTORS,
   normalizeEvents,
+  packChunk,
   selectorProblem,
   spanOf,
 } from "../../../src/pagestate/replay_layout.ts";
@@ -100,4 +101,13 @@ Deno.test("selectorProblem checks shape before anything reaches the page", () =>
   assert(selectorProblem(["  "])?.includes("empty"));
   assert(selectorProblem(["a".repeat(1_001)])?.includes("longer"));
   assert(selectorProblem(Array.from({ length: MAX_SELECTORS + 1 }, () => "a"))?.includes("at most"));
+});
+
+Deno.test("packChunk is base64 of gzip that inflates back to the same JSON", async () => {
+  const json = JSON.stringify(Array.from({ length: 200 }, (_, i) => text(i, "repeated text ".repeat(20))));
+  const packed = await packChunk(json);
+  assert(packed.length < json.length / 5, `${packed.length} of ${json.length}`);
+  const bytes = Uint8Array.from(atob(packed), (c) => c.charCodeAt(0));
+  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+  assertEquals(await new Response(stream).text(), json);
 });
