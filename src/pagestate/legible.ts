@@ -238,7 +238,7 @@ export function legibleDom(scope: DomNode, opts: LegibleOptions = {}): LegibleDo
         fmt(sourceChars)
       } chars)`;
 
-  const fullAdvice = adviceFor(owners, total, false, total, state, docRoot, maxLines - 2);
+  const fullAdvice = adviceFor(owners, total, false, total, state, docRoot, maxLines - 2, new Map());
   const fits = (
     body: string[],
     footLines: (c: number) => string[],
@@ -262,15 +262,18 @@ export function legibleDom(scope: DomNode, opts: LegibleOptions = {}): LegibleDo
 
   // The budget bites: keep the longest prefix of whole lines that fits with the footer and the advice.
   let k = Math.min(total, maxLines - 2);
-  // Advice names the cut of the line budget; a character cut only moves it earlier.
-  const advice = cut(
-    adviceFor(owners, total, true, k, state, docRoot, maxLines - 2) ?? "narrow the scope",
-    400,
-  );
+  // The advice can name the first line left out, so it is made again for each cut tried (uniqueness
+  // checks, the costly part, are remembered).
+  const unique = new Map<string, boolean>();
+  const adviceAt = (at: number): string =>
+    cut(adviceFor(owners, total, true, at, state, docRoot, maxLines - 2, unique) ?? "narrow the scope", 400);
+  let advice = adviceAt(k);
   let result: { text: string; lines: number } | undefined;
   while (k >= 0) {
     const shown = k;
-    result = fits(lines.slice(0, k), (c) => [counts(shown, c, 2), advice]);
+    advice = adviceAt(k);
+    const a = advice;
+    result = fits(lines.slice(0, k), (c) => [counts(shown, c, 2), a]);
     if (result) break;
     k--;
   }

@@ -44,12 +44,17 @@ export function scopeSelector(node: DomNode): string {
   return own;
 }
 
-function isUnique(selector: string, root: DomNode): boolean {
+function isUnique(selector: string, root: DomNode, memo: Map<string, boolean>): boolean {
+  const known = memo.get(selector);
+  if (known !== undefined) return known;
+  let unique = false;
   try {
-    return querySelectorAll(root, parseSelector(selector)).length === 1;
+    unique = querySelectorAll(root, parseSelector(selector)).length === 1;
   } catch {
-    return false;
+    unique = false;
   }
+  memo.set(selector, unique);
+  return unique;
 }
 
 export function adviceFor(
@@ -60,6 +65,7 @@ export function adviceFor(
   state: { summarizedTables: SummarizedTable[] },
   root: DomNode,
   fitLines: number,
+  memo: Map<string, boolean>,
 ): string | undefined {
   const parts: string[] = [];
   if (truncated) {
@@ -92,7 +98,7 @@ export function adviceFor(
     const named = chosen.flatMap((r) => {
       if (!r.node) return [];
       const sel = scopeSelector(r.node);
-      return [`"${sel}"${isUnique(sel, root) ? "" : " (not unique)"} (${r.size} lines)`];
+      return [`"${sel}"${isUnique(sel, root, memo) ? "" : " (not unique)"} (${r.size} lines)`];
     });
     if (named.length > 0) parts.push(`narrow with scope: ${named.join(" or ")}`);
     else if (parts.length === 0) parts.push("narrow the scope");

@@ -191,6 +191,8 @@ Deno.test("legible budget: a 300-row table is summarized in a page and truncated
     /^— truncated: \d+ of 302 DOM lines shown, [\d,]+ chars \(source [\d,]+ chars\)$/,
   );
   assert(table.advice !== undefined && table.advice.includes("tr:nth-child("), String(table.advice));
+  const shownRows = table.text.split("\n").filter((l) => l.trim().startsWith("tr ")).length;
+  assert(table.advice.startsWith(`rows 1–${shownRows} of 301 shown`), `${shownRows}: ${table.advice}`);
   assert(table.text.endsWith(table.advice), "the advice is the last line");
   console.error(
     `300-row table: page ${page.source_html_chars} → ${page.char_count} chars ` +
