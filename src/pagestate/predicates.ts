@@ -19,29 +19,40 @@ const shortString = z.string().max(200);
  * Traces' shapes are accepted as they are (`attribute` for the name, `equals` on exists/visible); `name` is
  * the spelling krometrail's tools use. Exactly one of the two names an attribute.
  */
-const exists = z.strictObject({ kind: z.literal("exists"), equals: z.boolean().optional() });
-const visible = z.strictObject({ kind: z.literal("visible"), equals: z.boolean().optional() });
-const textContains = z.strictObject({ kind: z.literal("textContains"), text: z.string().min(1).max(200) });
+const exists = z.strictObject({
+  kind: z.literal("exists"),
+  equals: z.boolean().optional().describe("true (default): the selector matches; false: it matches nothing"),
+}).describe("the selector matches an element");
+const visible = z.strictObject({
+  kind: z.literal("visible"),
+  equals: z.boolean().optional().describe("default true"),
+}).describe(
+  "the first match is visible (real layout when the replay measures it, else the markup's evidence)",
+);
+const textContains = z.strictObject({
+  kind: z.literal("textContains"),
+  text: z.string().min(1).max(200).describe("case-sensitive, whitespace collapsed"),
+}).describe("the first match's text contains `text`");
 const propertyEquals = z.strictObject({
   kind: z.literal("propertyEquals"),
   property: z.enum(["disabled", "checked", "readOnly", "value"]),
-  equals: z.union([z.boolean(), shortString]),
-});
+  equals: z.union([z.boolean(), shortString]).describe("a boolean, or a string for value"),
+}).describe("a form property of the first match (disabled follows HTML, fieldsets included)");
 const attributeExists = z.strictObject({
   kind: z.literal("attributeExists"),
   name: attributeName.optional(),
-  attribute: attributeName.optional(),
-});
+  attribute: attributeName.optional().describe("Traces' spelling of name"),
+}).describe("the first match carries the attribute");
 const attributeEquals = z.strictObject({
   kind: z.literal("attributeEquals"),
   name: attributeName.optional(),
-  attribute: attributeName.optional(),
+  attribute: attributeName.optional().describe("Traces' spelling of name"),
   equals: shortString,
-});
+}).describe("the first match's attribute has exactly this value");
 const optionCount = z.strictObject({
   kind: z.literal("optionCount"),
   equals: z.number().int().min(0).max(100_000),
-});
+}).describe("the first match (a select, datalist or optgroup) holds exactly this many options");
 
 export const PREDICATE_KINDS = [
   "exists",
