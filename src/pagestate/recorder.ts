@@ -85,7 +85,7 @@ class DomRecording {
   #sink?: (m: DomBatchMessage) => void;
   #off: Array<() => void>;
 
-  constructor(private readonly session: BrowserSession) {
+  constructor(private readonly session: BrowserSession, options: RecorderStartOptions) {
     const s = session;
     const key = (page: PageTarget, id: number) => `${page.id}:${id}`;
     this.#off = [
@@ -101,6 +101,19 @@ class DomRecording {
       s.onPageEvent("Runtime.executionContextsCleared", (page) => {
         for (const k of this.#worlds) if (k.startsWith(`${page.id}:`)) this.#worlds.delete(k);
       }),
+      // A popup's first document can commit into the Window of its initial about:blank (same origin), where
+      // the script already ran and declined; no new document script runs then, so the recorder is started
+      // in its existing world (a no-op where it already records).
+      s.onPageEvent("Page.frameNavigated", (page, { frame }) => {
+        if (frame.parentId || frame.url.startsWith("about:")) return;
+        for (const k of this.#worlds) {
+          if (!k.startsWith(`${page.id}:`)) continue;
+          page.send("Runtime.evaluate", {
+            contextId: Number(k.slice(page.id.length + 1)),
+            expression: `globalThis.__krometrailRrweb?.start(${JSON.stringify(options)})`,
+          }).catch(() => {});
+        }
+      }),
       s.onPageEvent("Runtime.bindingCalled", (page, { name, payload, executionContextId }) => {
         if (name !== DOM_RECORDER_BINDING) return;
         if (!this.#worlds.has(key(page, executionContextId))) {
@@ -110,7 +123,7 @@ class DomRecording {
         this.#receive(page, payload);
       }),
     ];
-    session.addPageSetup(DOM_RECORDER_SETUP, domRecorderSetup());
+    session.addPageSetup(DOM_RECORDER_SETUP, domRecorderSetup(domRecorderSource(options)));
   }
 
   #receive(page: PageTarget, payload: string): void {
@@ -160,20 +173,26 @@ class DomRecording {
 
 const recordings = new WeakMap<BrowserSession, DomRecording>();
 
-function recordingOf(session: BrowserSession): DomRecording | undefined {
+function recordingOf(
+  session: BrowserSession,
+  options: RecorderStartOptions = DOM_RECORDER_OPTIONS,
+): DomRecording | undefined {
   if (!session.config.record_dom) return undefined;
   let r = recordings.get(session);
   if (!r) {
-    r = new DomRecording(session);
+    r = new DomRecording(session, options);
     recordings.set(session, r);
     session.onEnded(() => r?.stop());
   }
   return r;
 }
 
-/** Installs DOM recording on a session before it starts (a no-op when `record_dom` is off). */
-export function prepareDomRecording(session: BrowserSession): void {
-  recordingOf(session);
+/**
+ * Installs DOM recording on a session before it starts (a no-op when `record_dom` is off). `options`
+ * (tests: a shorter checkpoint interval) apply when this is the session's first install.
+ */
+export function prepareDomRecording(session: BrowserSession, options?: Partial<RecorderStartOptions>): void {
+  recordingOf(session, { ...DOM_RECORDER_OPTIONS, ...options });
 }
 
 /**

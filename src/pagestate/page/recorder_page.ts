@@ -6,7 +6,7 @@
  * run plain rrweb in a page's main world, the way an app records itself.
  */
 import { record } from "rrweb";
-import { EventType, type eventWithTime } from "@rrweb/types";
+import { EventType, type eventWithTime, IncrementalSource } from "@rrweb/types";
 
 export interface RecorderStartOptions {
   /** The CDP binding (Runtime.addBinding) batches are sent through, one JSON array per call. */
@@ -20,6 +20,47 @@ export interface RecorderStartOptions {
 type Send = (payload: string) => void;
 type Scope = typeof globalThis & { __krometrailDomRecording?: boolean } & Record<string, unknown>;
 
+/**
+ * rrweb 2.2.2 tests Element's `querySelector`/`querySelectorAll` as accessors, so Element always looks
+ * patched and rrweb appends a hidden iframe to the page's body to borrow clean prototypes: a mutation page
+ * scripts observe (and, where every frame runs the recorder, a recursion). In this world nothing is
+ * patched; making those two getters that return the native methods (a bound native function reads as
+ * native) lets rrweb's probe see that, and changes nothing for the page, whose world is separate.
+ */
+function passUntaintedProbe(): void {
+  const proto =
+    (globalThis as unknown as { Element: { prototype: Record<string, unknown> } }).Element.prototype;
+  for (const name of ["querySelector", "querySelectorAll"]) {
+    const method = proto[name];
+    if (typeof method !== "function") continue;
+    Object.defineProperty(proto, name, {
+      get: Reflect.get.bind(null, { [name]: method }, name),
+      configurable: true,
+      enumerable: true,
+    });
+  }
+}
+
+/**
+ * rrweb stamps a mutation when it has serialized it, which a cold code path (a document's first
+ * mutation) delays by several ms. An observer created before rrweb's runs first in the same delivery and
+ * notes when the DOM changed; the stamp holds until the task ends, so it never reaches a later change.
+ */
+function changeClock(): { at(): number | undefined } {
+  let at: number | undefined;
+  const MO = (globalThis as unknown as {
+    MutationObserver: new (
+      cb: () => void,
+    ) => { observe(target: unknown, options: Record<string, boolean>): void };
+  }).MutationObserver;
+  const doc = (globalThis as unknown as { document: unknown }).document;
+  new MO(() => {
+    if (at === undefined) setTimeout(() => at = undefined, 0);
+    at = Date.now();
+  }).observe(doc, { childList: true, subtree: true, attributes: true, characterData: true });
+  return { at: () => at };
+}
+
 /** Starts recording this document unless it is not a recordable top-level document. */
 function start(opts: RecorderStartOptions): boolean {
   const scope = globalThis as Scope;
@@ -31,6 +72,7 @@ function start(opts: RecorderStartOptions): boolean {
   const send = scope[opts.binding];
   if (typeof send !== "function") return false;
   scope.__krometrailDomRecording = true;
+  passUntaintedProbe();
   const deliver = send as Send;
   let buffer: eventWithTime[] = [];
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -49,8 +91,18 @@ function start(opts: RecorderStartOptions): boolean {
       recording.stop?.();
     }
   };
+  const changed = changeClock();
+  let last = 0;
   recording.stop = record({
     emit(event) {
+      const at = changed.at();
+      if (
+        at !== undefined && event.type === EventType.IncrementalSnapshot &&
+        event.data.source === IncrementalSource.Mutation
+      ) {
+        event.timestamp = Math.max(last, at);
+      }
+      last = event.timestamp;
       buffer.push(event);
       if (event.type === EventType.FullSnapshot) flush();
       else if (timer === undefined) timer = setTimeout(flush, opts.flush_ms);
