@@ -12,6 +12,7 @@ import { TemporalState } from "./src/temporal/state.ts";
 import { qualifyFfmpeg } from "./src/temporal/ffmpeg.ts";
 import { watchParent } from "./src/parent_watch.ts";
 import denoJson from "./deno.json" with { type: "json" };
+import { closeReplayTarget } from "./src/pagestate/replay.ts";
 
 export const VERSION: string = denoJson.version;
 /** Shutdown drains browser cleanup against one deadline (spec: 30 s). */
@@ -52,6 +53,8 @@ async function shutdown(app: AppContext): Promise<void> {
     const current = app.browsers.current;
     if (current) await app.recorder.captures.get(current.id)?.stop().catch(() => {});
     await app.browsers.stop().catch(() => {});
+    // The private replay browser (page-state layout) goes with the server.
+    await closeReplayTarget().catch(() => {});
     await app.recorder.close().catch(() => {});
     app.store.close();
   })();

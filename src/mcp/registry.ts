@@ -19,6 +19,7 @@ import { pinTools } from "./tools/pins.ts";
 import { markerTools } from "./tools/markers.ts";
 import { pageStateTools } from "./tools/page_state.ts";
 import { pageStateWindowTools } from "./tools/page_state_window.ts";
+import { pageStateLayoutTools } from "./tools/page_state_layout.ts";
 
 export type CapabilityName =
   | "control"
@@ -85,7 +86,7 @@ export const CAPABILITIES: readonly Capability[] = [
     default: "enabled",
     depends: ["temporal-vision"],
     responsibility: "Time-travel DOM: the DOM at any instant, diffs, element lifetimes, bisect, markers",
-    tools: [...pageStateTools, ...pageStateWindowTools, ...markerTools],
+    tools: [...pageStateTools, ...pageStateWindowTools, ...pageStateLayoutTools, ...markerTools],
   },
   {
     name: "scenario",

@@ -4,11 +4,21 @@
  * disabled ~700 ms later. The page records when each mutation really happened (window.__truth).
  */
 import { assert, assertEquals } from "../assert.ts";
-import { e2e, structured, withServer } from "./harness.ts";
+import { e2e, type ServerHandle, structured, withServer } from "./harness.ts";
 
 interface Truth {
   what: string;
   at_epoch_ms: number;
+}
+
+/** The page's own clock onto the session clock, through the server's wall-clock range form. */
+async function sessionMsOf(server: ServerHandle, epochMs: number): Promise<number> {
+  const r = structured(
+    await server.call("resolve_temporal_range", {
+      range: { start_time: new Date(epochMs).toISOString(), end_time: new Date(epochMs + 100).toISOString() },
+    }),
+  );
+  return Number((r.range as { start_ms: number }).start_ms) + (epochMs % 1);
 }
 
 Deno.test({
@@ -64,17 +74,10 @@ Deno.test({
       assertEquals(transitions.length, 1, bis.content[0]?.text);
       assertEquals(transitions[0].to, true);
       // The page's own clock onto the session clock, through the server's wall-clock range form.
-      const disabledAt = list.find((t) => t.what === "submit_disabled")?.at_epoch_ms ?? 0;
-      const truth = structured(
-        await server.call("resolve_temporal_range", {
-          range: {
-            start_time: new Date(disabledAt).toISOString(),
-            end_time: new Date(disabledAt + 100).toISOString(),
-            page_id: String(bs.page_id),
-          },
-        }),
+      const truthMs = await sessionMsOf(
+        server,
+        list.find((t) => t.what === "submit_disabled")?.at_epoch_ms ?? 0,
       );
-      const truthMs = Number((truth.range as { start_ms: number }).start_ms) + (disabledAt % 1);
       assert(
         Math.abs(transitions[0].at_ms - truthMs) <= 5,
         `bisect found ${transitions[0].at_ms} ms, the page disabled the button at ${truthMs} ms`,
@@ -106,6 +109,45 @@ Deno.test({
       const markers = structured(await server.call("read_markers", {}));
       assertEquals(markers.total, 1);
 
+      // A predicate that flips three times yields three transitions.
+      const flip = String(structured(await server.call("click", { selector: "#flip" })).interaction_id);
+      const promo = String(
+        structured(await server.call("click", { selector: "#show-promo" })).interaction_id,
+      );
+      await new Promise((r) => setTimeout(r, 900));
+      const flips = await server.call("bisect", {
+        range: { interaction_id: flip, after_ms: 800 },
+        selector: "#flipper",
+        predicate: { kind: "attributeEquals", name: "data-state", equals: "off" },
+      });
+      assert(!flips.isError, flips.content[0]?.text);
+      assertEquals((structured(flips).transitions as unknown[]).length, 3, flips.content[0]?.text);
+
+      // An overlay covering a button, found without pixels (around the page's own time of showing it:
+      // an interaction's anchor is the end of its dispatch, after the click's handler already ran).
+      const truthNow = structured(await server.call("evaluate_page", { expression: "window.__truth" }))
+        .value as Truth[];
+      const shownAt = await sessionMsOf(
+        server,
+        truthNow.find((t) => t.what === "overlay_shown")?.at_epoch_ms ?? 0,
+      );
+      const layout = await server.call("measure_layout", {
+        at_ms: shownAt + 50,
+        selectors: ["#covered-pay", "#promo-overlay"],
+      });
+      assert(!layout.isError, layout.content[0]?.text);
+      const elements = structured(layout).elements as Array<
+        { selector: string; covered_by?: { selector_hint: string } }
+      >;
+      const pay = elements.find((e) => e.selector === "#covered-pay");
+      assert(pay?.covered_by?.selector_hint.includes("promo-overlay"), layout.content[0]?.text);
+      const earlier = await server.call("measure_layout", {
+        at_ms: shownAt - 50,
+        selectors: ["#covered-pay"],
+      });
+      const uncovered = structured(earlier).elements as Array<{ covered_by?: unknown }>;
+      assertEquals(uncovered[0].covered_by, undefined, earlier.content[0]?.text);
+
       await server.call("stop_browser", {});
       const later = await server.call("read_dom_at", {
         marker_id: (marked.marker as { marker_id: string }).marker_id,
@@ -114,5 +156,24 @@ Deno.test({
       });
       assert(!later.isError, later.content[0]?.text);
       assert(String(structured(later).dom).includes("[DISABLED]"), "answers after stop_browser");
+      const bisectLater = await server.call("bisect", {
+        interaction_id: interaction,
+        selector: "#submit",
+        predicate: { kind: "propertyEquals", property: "disabled", equals: true },
+      });
+      assertEquals(
+        (structured(bisectLater).transitions as unknown[]).length,
+        1,
+        bisectLater.content[0]?.text,
+      );
+      const layoutLater = await server.call("measure_layout", {
+        at_ms: shownAt + 50,
+        selectors: ["#covered-pay"],
+      });
+      assert(!layoutLater.isError, layoutLater.content[0]?.text);
+      assert(
+        (structured(layoutLater).elements as Array<{ covered_by?: unknown }>)[0].covered_by,
+        "measure_layout answers after stop_browser",
+      );
     }, { browser: {} }),
 });

@@ -245,9 +245,16 @@ export function recordedPage(app: AppContext, sessionId: string, pageId: string)
     !capture.stopped;
   const lastFrame = db.prepare("SELECT max(recv_ns) AS at FROM frames WHERE session_id = ? AND page_id = ?")
     .get(sessionId, pageId) as { at: number | null } | undefined;
+  // A stopped page's recording ends when its target closed or its session ended: the DOM held still until then.
+  const ended = db.prepare(
+    `SELECT t.closed_ns AS closed, s.started_at AS started, s.ended_at AS ended FROM sessions s
+       LEFT JOIN targets t ON t.session_id = s.id AND t.page_id = ? WHERE s.id = ?`,
+  ).get(pageId, sessionId) as { closed: number | null; started: string; ended: string | null } | undefined;
+  const sessionEndNs = ended?.ended ? (Date.parse(ended.ended) - Date.parse(ended.started)) * MS : 0;
+  const stoppedAt = Number(ended?.closed ?? 0) || sessionEndNs;
   const end = isLive && capture
     ? capture.nowNs()
-    : Math.max(extent.last_event_ns, Number(lastFrame?.at ?? 0));
+    : Math.max(extent.last_event_ns, Number(lastFrame?.at ?? 0), Number.isFinite(stoppedAt) ? stoppedAt : 0);
   return { session_id: sessionId, page_id: pageId, extent, end_ns: end, live: isLive };
 }
 
