@@ -3,6 +3,7 @@
  * before events reach rrweb's Replayer, and the viewport a recording needs. Nothing here knows CDP.
  */
 import { EventType, type eventWithTime, IncrementalSource } from "@rrweb/types";
+import { neutralizeEvent } from "./replay_sanitize.ts";
 
 /** CSS px of the recorded viewport (the replay iframe is sized to it). */
 export interface Box {
@@ -64,15 +65,15 @@ export interface LayoutAt {
 }
 
 /**
- * A copy of the events sorted by time, with every checkpoint's Meta moved onto the full snapshot that
- * follows it. rrweb starts a seek from the last Meta at or before the instant; an instant between a Meta
+ * A copy of the events sorted by time, with what would reach the network neutralized (replay_sanitize.ts)
+ * and every checkpoint's Meta moved onto the full snapshot that follows it. rrweb starts a seek from the last Meta at or before the instant; an instant between a Meta
  * and its snapshot (rrweb emits them a few ms apart) would otherwise start from a Meta whose document
  * is not built yet and show nothing. The Meta carries only the URL and viewport, so moving it a few ms
  * later changes no answer.
  */
 export function normalizeEvents(events: readonly eventWithTime[]): eventWithTime[] {
   const sorted = events.map((e, i) => ({ e, i })).sort((a, b) => a.e.timestamp - b.e.timestamp || a.i - b.i)
-    .map(({ e }) => e);
+    .map(({ e }) => neutralizeEvent(e));
   const out: eventWithTime[] = [];
   for (let i = 0; i < sorted.length; i++) {
     const e = sorted[i];

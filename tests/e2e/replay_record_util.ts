@@ -24,7 +24,47 @@ export interface CountingServer {
   origin: string;
   /** Every path requested so far, in order. */
   requests: string[];
+  /** TCP connections accepted so far (a preconnect opens one without any request). */
+  connections(): number;
   close(): Promise<void>;
+}
+
+/** Pipes each accepted connection to `port` on loopback, counting them. */
+function countingFront(port: number): { port: number; count: () => number; close: () => void } {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  let count = 0;
+  const open = new Set<Deno.Conn>();
+  (async () => {
+    for await (const conn of listener) {
+      count++;
+      open.add(conn);
+      Deno.connect({ hostname: "127.0.0.1", port }).then((inner) => {
+        open.add(inner);
+        const done = () => {
+          for (const c of [conn, inner]) {
+            open.delete(c);
+            try {
+              c.close();
+            } catch { /* closed */ }
+          }
+        };
+        conn.readable.pipeTo(inner.writable).catch(() => {}).finally(done);
+        inner.readable.pipeTo(conn.writable).catch(() => {}).finally(done);
+      }, () => conn.close());
+    }
+  })().catch(() => {});
+  return {
+    port: (listener.addr as Deno.NetAddr).port,
+    count: () => count,
+    close: () => {
+      listener.close();
+      for (const c of open) {
+        try {
+          c.close();
+        } catch { /* closed */ }
+      }
+    },
+  };
 }
 
 export function countingServer(): CountingServer {
@@ -41,10 +81,15 @@ export function countingServer(): CountingServer {
       return new Response("not found", { status: 404 });
     }
   });
+  const front = countingFront(server.addr.port);
   return {
-    origin: `http://127.0.0.1:${server.addr.port}`,
+    origin: `http://127.0.0.1:${front.port}`,
     requests,
-    close: () => server.shutdown(),
+    connections: front.count,
+    close: async () => {
+      front.close();
+      await server.shutdown();
+    },
   };
 }
 

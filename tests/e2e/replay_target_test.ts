@@ -30,12 +30,14 @@ function median(xs: number[]): number {
 
 let recording: Recording | undefined;
 let recordedRequests = 0;
+let recordedConnections = 0;
 
 async function theRecording(site: ReturnType<typeof countingServer>): Promise<Recording> {
   if (!recording) {
     // 6.5 s: rrweb's 5 s checkout gives a second checkpoint inside the recording.
     recording = await recordPage(`${site.origin}/replay_layout.html`, 6_500, VIEWPORT);
     recordedRequests = site.requests.length;
+    recordedConnections = site.connections();
   }
   return recording;
 }
@@ -122,6 +124,9 @@ Deno.test("replay target: layout at recorded instants, sandboxed and offline", e
     assert(target.blockedUrls.some((u) => u.endsWith("/logo.png")), JSON.stringify(target.blockedUrls));
     assert(!target.blockedUrls.some((u) => u.includes("/beacon")), "the page script's beacon never fired");
     assertEquals(site.requests.slice(recordedRequests), [], "no request reached the site during replay");
+    // Not even a connection (the page's <link rel=preconnect> is neutralized before the replay builds it).
+    await new Promise((r) => setTimeout(r, 300));
+    assertEquals(site.connections(), recordedConnections, "no connection reached the site during replay");
 
     // Timings (reported; budget: seek + measure <= 150 ms).
     const tk = performance.now();
