@@ -18,6 +18,7 @@ import {
   type Identity,
   identityOf,
   resolveIdentity,
+  sameNode,
   step,
 } from "./lifetimes.ts";
 
@@ -197,16 +198,17 @@ function lastSeenOf(
         break;
       }
       const before = mirror.document;
-      const identities: [number, Identity][] = [];
+      const identities: [number, number, DomNode, Identity][] = [];
       for (const [id, original] of tracked) {
         const node = mirror.node(id);
-        if (before && node) identities.push([original, identityOf(node, before)]);
+        if (before && node) identities.push([id, original, node, identityOf(node, before)]);
       }
       mirror.apply(event);
       const after = mirror.document;
       const next = new Map<number, number>();
-      for (const [original, identity] of identities) {
-        const node = after && resolveIdentity(identity, after);
+      for (const [id, original, old, identity] of identities) {
+        const now = mirror.node(id);
+        const node = (now && sameNode(now, old)) ?? (after && resolveIdentity(identity, after));
         if (node) next.set(node.id, original);
         else out.set(original, at_ns);
       }

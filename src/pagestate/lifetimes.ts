@@ -1,8 +1,9 @@
 /**
  * Element lifetimes over a page's rrweb timeline, exact to the event: when a node entered the document (the
  * add that placed it, or the full snapshot that first held it) and when it left (the remove of it or of an
- * ancestor). A checkpoint re-serializes the same document with new ids, so identity is carried across it by
- * the node's stable selector, tag and text; a new document (a navigation) ends every lifetime. Pure.
+ * ancestor). A checkpoint re-serializes the same document: rrweb 2.x keeps the ids, and where a recorder
+ * re-numbers, identity is carried by the node's stable selector, tag and text; a new document (a navigation)
+ * ends every lifetime. Pure.
  */
 import { EventType } from "@rrweb/types";
 import type { DomNode, TimedDomEvent } from "./dom_types.ts";
@@ -81,6 +82,15 @@ export function resolveIdentity(id: Identity, root: DomNode): DomNode | undefine
   return same[id.ordinal];
 }
 
+/**
+ * rrweb 2.x keeps its node ids across checkpoints (only a new document restarts them), so the same id with the
+ * same tag on both sides of a checkpoint is the same node; identity by selector is the fallback for
+ * recorders that re-number.
+ */
+export function sameNode(now: DomNode, before: DomNode | undefined): DomNode | undefined {
+  return before && before.kind === now.kind && before.tag === now.tag ? before : undefined;
+}
+
 /** A mirror replayed over one epoch, with when each of its nodes arrived. */
 export interface EpochState {
   mirror: DomMirror;
@@ -146,7 +156,8 @@ export function firstSeenOf(
     for (const [original, id] of pending) {
       const node = atSnapshot.mirror.node(id);
       if (!node || !snapRoot || !prevRoot) continue;
-      const before = resolveIdentity(identityOf(node, snapRoot), prevRoot);
+      const before = sameNode(node, previous.mirror.node(id)) ??
+        resolveIdentity(identityOf(node, snapRoot), prevRoot);
       if (!before) continue; // not in the previous document: it arrived with the checkpoint
       const ns = previous.firstSeen.get(before.id);
       if (ns === undefined) continue;

@@ -94,6 +94,9 @@ export class DomMirror {
   private scrolls = new Map<number, ScrollPosition>();
   /** Iframe documents whose iframe element is not known yet, by the iframe's id (rrweb's newDocumentQueue). */
   private pendingDocuments = new Map<number, addedNodeMutation>();
+  /** The href of the last full snapshot's document, and whether a new document has begun loading since. */
+  private snapshotHref = "";
+  private loadedSinceSnapshot = false;
   /** Mutations, inputs and scrolls that referred to nodes the mirror did not have. */
   warnings = 0;
 
@@ -134,6 +137,10 @@ export class DomMirror {
       }
       case EventType.FullSnapshot:
         return this.fullSnapshot(e.data.node, e.data.initialOffset);
+      case EventType.DomContentLoaded:
+        // rrweb emits it for each document it records from the start: the next snapshot is a new document.
+        this.loadedSinceSnapshot = true;
+        return undefined;
       case EventType.IncrementalSnapshot: {
         const d = e.data;
         switch (d.source) {
@@ -169,6 +176,8 @@ export class DomMirror {
     copy.currentHref = this.currentHref;
     copy.currentViewport = { ...this.currentViewport };
     copy.warnings = this.warnings;
+    copy.snapshotHref = this.snapshotHref;
+    copy.loadedSinceSnapshot = this.loadedSinceSnapshot;
     for (const [id, s] of this.scrolls) copy.scrolls.set(id, { x: s.x, y: s.y });
     copy.pendingDocuments = new Map(this.pendingDocuments);
     if (this.root) copy.root = cloneTree(this.root, undefined, copy.nodes);
@@ -180,10 +189,33 @@ export class DomMirror {
   private fullSnapshot(sn: serializedNodeWithId, offset: { top: number; left: number }): MirrorChange {
     const c = change("snapshot");
     if (this.root) c.removed.push(this.root.id);
+    // rrweb re-attaches a loaded iframe's document a task after the snapshot (onceIframeLoaded's setTimeout),
+    // and mutations inside the frame may come first. A checkpoint keeps ids, so an iframe serialized again
+    // under the same id keeps its document until the attach replaces it: no false "frame emptied" change.
+    const frameDocs = new Map<number, DomNode>();
+    const sameDocument = this.root !== undefined && !this.loadedSinceSnapshot &&
+      this.currentHref === this.snapshotHref;
+    for (const n of sameDocument ? this.nodes.values() : []) {
+      if (n.tag !== "iframe") continue;
+      const d = n.children.find((ch) => ch.kind === "document");
+      if (d) frameDocs.set(n.id, d);
+    }
+    const oldScrolls = this.scrolls;
     this.nodes.clear();
-    this.scrolls.clear();
+    this.scrolls = new Map();
     this.root = this.build(sn, undefined, c.added);
+    for (const [iframeId, d] of frameDocs) {
+      const iframe = this.nodes.get(iframeId);
+      if (!iframe || iframe.tag !== "iframe" || iframe.children.some((ch) => ch.kind === "document")) {
+        continue;
+      }
+      d.parent = iframe;
+      iframe.children.push(d);
+      this.register(d, oldScrolls, c.added);
+    }
     if (offset && (offset.top || offset.left)) this.scrolls.set(sn.id, { x: offset.left, y: offset.top });
+    this.snapshotHref = this.currentHref;
+    this.loadedSinceSnapshot = false;
     return c;
   }
 
@@ -247,6 +279,21 @@ export class DomMirror {
     }
   }
 
+  /** Puts a kept subtree back in the id map, with the scroll offsets it had. */
+  private register(node: DomNode, scrolls: Map<number, ScrollPosition>, added: number[]): void {
+    const stack = [node];
+    while (stack.length > 0) {
+      const n = stack.pop();
+      if (!n) break;
+      if (this.nodes.has(n.id)) continue; // the new snapshot's node wins
+      this.nodes.set(n.id, n);
+      added.push(n.id);
+      const s = scrolls.get(n.id);
+      if (s) this.scrolls.set(n.id, s);
+      for (const ch of n.children) stack.push(ch);
+    }
+  }
+
   /** Drops `node`'s subtree from the id map (it stays linked to nothing the map reaches). */
   private forget(node: DomNode): void {
     const stack = [node];
@@ -282,6 +329,9 @@ export class DomMirror {
   private mutation(d: mutationData): MirrorChange {
     const c = change("mutation");
     const removedIds = new Set<number>();
+    // As the Replayer, judge removes against the nodes known before the batch: removing a node whose
+    // ancestor this batch already removed is not a warning.
+    for (const r of d.removes) if (!this.nodes.has(r.id)) this.warnings++;
     for (const r of d.removes) this.remove(r, c, removedIds);
     this.adds(d.adds, c);
     this.texts(d.texts, c, removedIds);
@@ -292,11 +342,16 @@ export class DomMirror {
   private remove(r: removedNodeMutation, c: MirrorChange, removedIds: Set<number>): void {
     removedIds.add(r.id);
     const node = this.nodes.get(r.id);
+    if (!node) return; // counted up front, or inside a subtree this batch removed
     const parent = this.nodes.get(r.parentId);
-    if (!node || !parent) {
+    if (!parent) {
       this.warnings++;
       return;
     }
+    // A node moved elsewhere by an earlier batch (another document's or shadow root's observer reports the
+    // removal later) is not its old parent's child any more: the DOM's removeChild would refuse, and the
+    // node stays where it is now. Not a warning: the stream is consistent, only its observers' order differs.
+    if (node.parent !== parent) return;
     detach(node);
     this.forget(node);
     c.removed.push(r.id);

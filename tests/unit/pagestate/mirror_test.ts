@@ -499,3 +499,64 @@ Deno.test("timings: a 5,000-node snapshot, 10,000 mutations, a clone", () => {
   );
   assert(snapMs < 200 && mutMs < 1000 && cloneMs < 100, "within budget");
 });
+
+Deno.test("a checkpoint keeps an iframe's document until rrweb re-attaches it (ids persist across checkpoints)", () => {
+  const r = new Rec();
+  const build = () => r.page(r.el("iframe", { id: "f" }));
+  const snap = build();
+  const m = new DomMirror();
+  m.apply(r.meta("https://x.test/"));
+  m.apply(r.full(snap));
+  const iframe = idOf(snap, "f");
+  const inner = r.doc(r.el("html", {}, r.el("body", {}, r.el("p", { id: "in" }, "framed"))));
+  m.apply(r.mutation({ adds: [{ parentId: iframe, nextId: null, node: inner }], isAttachIframe: true }));
+  // rrweb 2.x re-serializes a checkpoint with the same ids; the frame's document is attached a task later,
+  // and a mutation inside the frame can arrive before that.
+  m.apply(r.meta("https://x.test/"));
+  const c = m.apply(r.full(snap));
+  assertEquals(el(m, "#in").text, "", "still there after the checkpoint");
+  assert(c?.added.includes(idOf(inner, "in")));
+  const p = idOf(inner, "in");
+  m.apply(r.mutation({ attributes: [{ id: p, attributes: { class: "seen" } }] }));
+  assertEquals(el(m, "#in").attrs.get("class"), "seen");
+  m.apply(r.mutation({ adds: [{ parentId: iframe, nextId: null, node: inner }], isAttachIframe: true }));
+  assertEquals(el(m, "#in").attrs.has("class"), false, "the attach replaces it");
+  assertEquals(m.warnings, 0);
+  // A new document (DomContentLoaded, or another href) carries nothing over.
+  m.apply(r.domContentLoaded());
+  m.apply(r.meta("https://x.test/"));
+  m.apply(r.full(snap));
+  assertEquals(el(m, "#f").children.length, 0);
+  m.apply(r.mutation({ adds: [{ parentId: iframe, nextId: null, node: inner }], isAttachIframe: true }));
+  m.apply(r.meta("https://x.test/other"));
+  m.apply(r.full(snap));
+  assertEquals(el(m, "#f").children.length, 0);
+});
+
+Deno.test("removes follow the DOM: a stale parent leaves the node, a removed subtree's descendants are quiet", () => {
+  const r = new Rec();
+  const snap = r.page(
+    r.el("div", { id: "a" }, r.el("span", { id: "s" }, r.el("b", { id: "b" }))),
+    r.el("div", { id: "z" }),
+  );
+  const m = new DomMirror();
+  m.apply(r.full(snap));
+  const [a, s, b, z] = ["a", "s", "b", "z"].map((id) => idOf(snap, id));
+  // The span moved to #z in one batch; another observer's batch reports its removal from #a afterwards.
+  m.apply(
+    r.mutation({
+      adds: [{
+        parentId: z,
+        nextId: null,
+        node: { type: NodeType.Element, tagName: "span", attributes: { id: "s" }, childNodes: [], id: s },
+      }],
+    }),
+  );
+  m.apply(r.mutation({ removes: [{ parentId: a, id: s }] }));
+  assertEquals(el(m, "#s").parent?.attrs.get("id"), "z");
+  assertEquals(m.warnings, 0);
+  // Removing a subtree and one of its descendants in the same batch (rrweb lists both at times).
+  m.apply(r.mutation({ removes: [{ parentId: z, id: s }, { parentId: s, id: b }] }));
+  assertEquals(m.node(b), undefined);
+  assertEquals(m.warnings, 0);
+});
