@@ -16,7 +16,7 @@ import type { eventWithTime } from "@rrweb/types";
 import { CdpConnection } from "../browser/cdp.ts";
 import { outsideCall } from "../browser/call_signal.ts";
 import { discoverChrome } from "../browser/discovery.ts";
-import { launchChrome, type LaunchedChrome } from "../browser/launch.ts";
+import { launchChrome, type LaunchedChrome, type LaunchOptions } from "../browser/launch.ts";
 import { ToolError } from "../errors.ts";
 import { logger } from "../log.ts";
 import { removeProfileDir, TEMP_PROFILE_PREFIX } from "../store/browser_record.ts";
@@ -44,6 +44,17 @@ const PAGE_CALL_TIMEOUT_MS = 20_000;
 const MIN_VIEWPORT = { width: 1280, height: 720 };
 /** Blocked URLs kept for diagnostics (origin and path only, never queries). */
 const BLOCKED_KEPT = 50;
+
+/**
+ * Network lockdown below the Fetch domain, for what it never sees (a preconnect's connection, a DNS
+ * prefetch): no host name resolves, and every connection, loopback included, goes to a proxy on the
+ * discard port, which refuses it. The DevTools endpoint is inbound and unaffected.
+ */
+export const REPLAY_CHROME_FLAGS: readonly string[] = [
+  "--host-resolver-rules=MAP * ~NOTFOUND",
+  "--proxy-server=http://127.0.0.1:9",
+  "--proxy-bypass-list=<-loopback>",
+];
 
 export interface SeekResult {
   applied_through_ms: number | null;
@@ -382,14 +393,17 @@ export class ReplayTarget {
     let chrome: LaunchedChrome | undefined;
     let conn: CdpConnection | undefined;
     try {
-      chrome = await launchChrome({
+      // extraArgs takes effect with LaunchOptions.extraArgs (launch.ts); until then it is ignored.
+      const options: LaunchOptions & { extraArgs?: readonly string[] } = {
         executable,
         userDataDir: profileDir,
         profileLabel: "replay",
         headless: true,
         temporary: true,
         windowSize: MIN_VIEWPORT,
-      });
+        extraArgs: REPLAY_CHROME_FLAGS,
+      };
+      chrome = await launchChrome(options);
       conn = await CdpConnection.connect(chrome.browserWsUrl);
       const { targetInfos } = await conn.send("Target.getTargets");
       const page = targetInfos.find((t) => t.type === "page");
