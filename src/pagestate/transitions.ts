@@ -5,9 +5,7 @@
  * sharing one instant that could change its outcome, so each transition carries the time of its event.
  * Pure: the mirror is rolled forward in place (pass a clone to keep a cached one).
  */
-import type { eventWithTime } from "@rrweb/types";
-import { EventType, IncrementalSource } from "@rrweb/types";
-import type { DomNode, TimedDomEvent } from "./dom_types.ts";
+import type { TimedDomEvent } from "./dom_types.ts";
 import type { DomMirror, MirrorChange } from "./mirror.ts";
 import {
   canonicalPredicate,
@@ -18,8 +16,8 @@ import {
   type PredicateOutcome,
   type PredicateValue,
 } from "./predicates.ts";
-import { type ParsedSelector, querySelector } from "./selector.ts";
-import type { ComplexSelector, Compound } from "./selector_parse.ts";
+import type { ParsedSelector } from "./selector.ts";
+import { SubjectTracker } from "./subject.ts";
 
 export interface Transition {
   at_ns: number;
@@ -36,8 +34,10 @@ export interface TransitionScan {
   final: PredicateValue;
   /** Predicate evaluations made (the initial one included). */
   probes: number;
-  /** Times the selector was resolved again (an event could have changed which element is the subject). */
+  /** Times the subject was resolved again (an event could have changed which element is the first match). */
   queries: number;
+  /** Of those, walks of the whole document (the rest re-checked only what the events touched). */
+  full_queries: number;
   /** Events applied to the mirror, from its checkpoint through `toNs`. */
   events_scanned: number;
   /** Event groups in the window skipped because nothing they touched could change the outcome. */
@@ -49,75 +49,8 @@ export interface TransitionScan {
 export interface ScanOptions {
   /** Real layout for `visible` (a replay target); without one visibility is approximated from markup. */
   layout?: LayoutOracle;
-}
-
-/** What a selector's matching reads besides structure: attribute names, form state, text. */
-interface SelectorDeps {
-  attrs: Set<string>;
-  input: boolean;
-  text: boolean;
-}
-
-function selectorDeps(sel: ParsedSelector): SelectorDeps {
-  const deps: SelectorDeps = { attrs: new Set(), input: false, text: false };
-  const complex = (c: ComplexSelector): void => c.compounds.forEach(compound);
-  const compound = (c: Compound): void => {
-    if (c.ids.length > 0) deps.attrs.add("id");
-    if (c.classes.length > 0) deps.attrs.add("class");
-    for (const a of c.attrs) deps.attrs.add(a.name);
-    for (const p of c.pseudos) {
-      switch (p.kind) {
-        case "not":
-        case "is":
-        case "where":
-          p.list.forEach(complex);
-          break;
-        case "has":
-          for (const r of p.list) complex(r.selector);
-          break;
-        case "checked":
-          deps.input = true;
-          for (const n of ["checked", "selected", "value", "multiple", "type"]) deps.attrs.add(n);
-          break;
-        case "disabled":
-        case "enabled":
-          deps.attrs.add("disabled");
-          break;
-        case "empty":
-          deps.text = true;
-          break;
-        default:
-          break; // positional pseudos read structure only
-      }
-    }
-  };
-  sel.list.forEach(complex);
-  return deps;
-}
-
-/** Names of the attributes a mutation event set or removed. */
-function changedAttributeNames(e: eventWithTime): string[] {
-  if (e.type !== EventType.IncrementalSnapshot || e.data.source !== IncrementalSource.Mutation) return [];
-  const names: string[] = [];
-  for (const a of e.data.attributes) names.push(...Object.keys(a.attributes));
-  return names;
-}
-
-/** Whether an event could change which element the selector matches first. */
-function couldRematch(c: MirrorChange | undefined, e: eventWithTime, deps: SelectorDeps): boolean {
-  if (!c) return false;
-  switch (c.kind) {
-    case "snapshot":
-      return true;
-    case "mutation":
-      if (c.added.length > 0 || c.removed.length > 0) return true;
-      if (c.texts.length > 0 && deps.text) return true;
-      return c.attributes.length > 0 && changedAttributeNames(e).some((n) => deps.attrs.has(n.toLowerCase()));
-    case "input":
-      return deps.input;
-    default:
-      return false;
-  }
+  /** Resolve the selector over the whole document after every relevant group (a reference for tests). */
+  exhaustive?: boolean;
 }
 
 /** Whether an event's effect on the mirror could change the predicate's outcome. */
@@ -155,16 +88,10 @@ export function scanTransitions(
   opts: ScanOptions = {},
 ): TransitionScan {
   const p = canonicalPredicate(predicate);
-  const deps = selectorDeps(selector);
+  const tracker = new SubjectTracker(mirror, selector);
   let basis: PredicateOutcome["basis"] = "dom";
-  let subject: DomNode | undefined;
-  let queries = 0;
-  const probe = (requery: boolean): PredicateValue => {
-    if (requery) {
-      const doc = mirror.document;
-      subject = doc ? querySelector(doc, selector) : undefined;
-      queries++;
-    }
+  const probe = (): PredicateValue => {
+    const subject = tracker.subject;
     const outcome: PredicateOutcome = subject
       ? evaluateOn(subject, p, opts.layout)
       : { value: p.kind === "exists" ? !p.equals : "elementMissing", basis: "dom" };
@@ -181,7 +108,8 @@ export function scanTransitions(
     scanned++;
     i++;
   }
-  const initial = probe(true);
+  tracker.resolve();
+  const initial = probe();
   let probes = 1;
   let current = initial;
   let skipped = 0;
@@ -194,7 +122,7 @@ export function scanTransitions(
       const e = events[i].event;
       const c = mirror.apply(e);
       if (couldChange(c, p, opts.layout !== undefined)) relevant = true;
-      if (!requery && couldRematch(c, e, deps)) requery = true;
+      if (tracker.note(c, e)) requery = true;
       scanned++;
       i++;
     }
@@ -202,7 +130,11 @@ export function scanTransitions(
       skipped++;
       continue;
     }
-    const next = probe(requery);
+    if (requery) {
+      if (opts.exhaustive) tracker.resolve();
+      else tracker.update();
+    }
+    const next = probe();
     probes++;
     if (next !== current) {
       transitions.push({ at_ns: at, from: current, to: next });
@@ -214,7 +146,8 @@ export function scanTransitions(
     transitions,
     final: current,
     probes,
-    queries,
+    queries: tracker.fullQueries + tracker.incrementalQueries,
+    full_queries: tracker.fullQueries,
     events_scanned: scanned,
     groups_skipped: skipped,
     basis,

@@ -201,6 +201,58 @@ Deno.test("transitions: 10,000 events over a 5,000-node document", () => {
   );
   assert(wall < 5000);
 
+  // Structural churn (a node added or removed by every event) under a selector that reads ancestors only:
+  // each probe re-checks the touched nodes, not the document.
+  const churnEvents: TimedDomEvent[] = [events[0]];
+  let live: number | undefined;
+  for (let i = 1; i <= 10_000; i++) {
+    const row = rows[i % rows.length].id;
+    let e: eventWithTime;
+    if (live === undefined) {
+      const added = r.el("b", { class: "new" }, "x");
+      e = r.mutation({ adds: addsFor(row, added) });
+      live = added.id;
+    } else {
+      e = r.mutation({ removes: [{ parentId: rows[(i - 1) % rows.length].id, id: live }] });
+      live = undefined;
+    }
+    churnEvents.push({ at_ns: i * MS, event: e });
+  }
+  const c0 = process.cpuUsage();
+  const cres = scanTransitions(
+    new DomMirror(),
+    churnEvents,
+    0,
+    20_000 * MS,
+    parseSelector("main button#go"),
+    pred,
+  );
+  const ccpu = process.cpuUsage(c0);
+  assertEquals(cres.probes, 10_001);
+  assertEquals(cres.full_queries, 1);
+  console.error(
+    `structural churn, 10,000 events (${cres.full_queries} document walk, ${
+      cres.queries - 1
+    } incremental): ` +
+      `${((ccpu.user + ccpu.system) / 1000).toFixed(1)} ms CPU`,
+  );
+  const x0 = process.cpuUsage();
+  scanTransitions(
+    new DomMirror(),
+    churnEvents.slice(0, 2_001),
+    0,
+    20_000 * MS,
+    parseSelector("main button#go"),
+    pred,
+    {
+      exhaustive: true,
+    },
+  );
+  const xcpu = process.cpuUsage(x0);
+  console.error(
+    `the same, first 2,000 events, exhaustive: ${((xcpu.user + xcpu.system) / 1000).toFixed(1)} ms CPU`,
+  );
+
   // Worst case: every event changes an attribute the selector reads, so every probe resolves it again.
   const churn = parseSelector("div.row.hot ~ button#go");
   const worst: TimedDomEvent[] = [events[0]];
