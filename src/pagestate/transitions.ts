@@ -5,7 +5,7 @@
  * sharing one instant that could change its outcome, so each transition carries the time of its event.
  * Pure: the mirror is rolled forward in place (pass a clone to keep a cached one).
  */
-import type { TimedDomEvent } from "./dom_types.ts";
+import type { DomNode, TimedDomEvent } from "./dom_types.ts";
 import type { DomMirror, MirrorChange } from "./mirror.ts";
 import {
   canonicalPredicate,
@@ -74,31 +74,31 @@ function couldChange(c: MirrorChange | undefined, p: Predicate, layout: boolean)
   }
 }
 
+/** One evaluation the scan needs: the subject (first match) at an instant. */
+export interface ProbeRequest {
+  at_ns: number;
+  subject: DomNode | undefined;
+}
+
 /**
- * Scans `events` (sorted by at_ns, starting at the mirror's checkpoint) through `toNs`. The mirror must be
- * positioned at the last checkpoint at or before `fromNs`; events at or before `fromNs` only position it.
+ * The scan itself, as a generator that yields each probe it needs and takes back the outcome, so one walk
+ * serves a synchronous evaluation and one that awaits a replay target's layout.
  */
-export function scanTransitions(
+function* scanSteps(
   mirror: DomMirror,
   events: readonly TimedDomEvent[],
   fromNs: number,
   toNs: number,
   selector: ParsedSelector,
-  predicate: PredicateLike,
-  opts: ScanOptions = {},
-): TransitionScan {
-  const p = canonicalPredicate(predicate);
+  p: Predicate,
+  measured: boolean,
+  exhaustive: boolean,
+): Generator<ProbeRequest, TransitionScan, PredicateOutcome> {
   const tracker = new SubjectTracker(mirror, selector);
   let basis: PredicateOutcome["basis"] = "dom";
-  const probe = (): PredicateValue => {
-    const subject = tracker.subject;
-    const outcome: PredicateOutcome = subject
-      ? evaluateOn(subject, p, opts.layout)
-      : { value: p.kind === "exists" ? !p.equals : "elementMissing", basis: "dom" };
-    if (outcome.basis === "dom_approximation" || (outcome.basis === "layout" && basis === "dom")) {
-      basis = outcome.basis;
-    }
-    return outcome.value;
+  const note = (o: PredicateOutcome): PredicateValue => {
+    if (o.basis === "dom_approximation" || (o.basis === "layout" && basis === "dom")) basis = o.basis;
+    return o.value;
   };
 
   let i = 0;
@@ -109,7 +109,7 @@ export function scanTransitions(
     i++;
   }
   tracker.resolve();
-  const initial = probe();
+  const initial = note(yield { at_ns: fromNs, subject: tracker.subject });
   let probes = 1;
   let current = initial;
   let skipped = 0;
@@ -121,7 +121,7 @@ export function scanTransitions(
     while (i < events.length && events[i].at_ns === at) {
       const e = events[i].event;
       const c = mirror.apply(e);
-      if (couldChange(c, p, opts.layout !== undefined)) relevant = true;
+      if (couldChange(c, p, measured)) relevant = true;
       if (tracker.note(c, e)) requery = true;
       scanned++;
       i++;
@@ -131,10 +131,10 @@ export function scanTransitions(
       continue;
     }
     if (requery) {
-      if (opts.exhaustive) tracker.resolve();
+      if (exhaustive) tracker.resolve();
       else tracker.update();
     }
-    const next = probe();
+    const next = note(yield { at_ns: at, subject: tracker.subject });
     probes++;
     if (next !== current) {
       transitions.push({ at_ns: at, from: current, to: next });
@@ -152,4 +152,74 @@ export function scanTransitions(
     groups_skipped: skipped,
     basis,
   };
+}
+
+function missing(p: Predicate): PredicateOutcome {
+  return { value: p.kind === "exists" ? !p.equals : "elementMissing", basis: "dom" };
+}
+
+/**
+ * Scans `events` (sorted by at_ns, starting at the mirror's checkpoint) through `toNs`. The mirror must be
+ * positioned at the last checkpoint at or before `fromNs`; events at or before `fromNs` only position it.
+ * Throws PredicateError when the predicate cannot apply to the subject (optionCount on a div).
+ */
+export function scanTransitions(
+  mirror: DomMirror,
+  events: readonly TimedDomEvent[],
+  fromNs: number,
+  toNs: number,
+  selector: ParsedSelector,
+  predicate: PredicateLike,
+  opts: ScanOptions = {},
+): TransitionScan {
+  const p = canonicalPredicate(predicate);
+  const steps = scanSteps(
+    mirror,
+    events,
+    fromNs,
+    toNs,
+    selector,
+    p,
+    opts.layout !== undefined,
+    opts.exhaustive === true,
+  );
+  let step = steps.next();
+  while (!step.done) {
+    const subject = step.value.subject;
+    step = steps.next(subject ? evaluateOn(subject, p, opts.layout) : missing(p));
+  }
+  return step.value;
+}
+
+/** Real layout at an instant, from a replay target: true/false when measured, undefined when it could not. */
+export type AsyncLayoutOracle = (nodeId: number, atNs: number) => Promise<boolean | undefined>;
+
+/**
+ * `scanTransitions` for `visible` measured by a replay target: each probe of a visible predicate awaits the
+ * oracle at that instant (other kinds never wait). Scroll and viewport changes are probed too, since layout
+ * can follow them.
+ */
+export async function scanTransitionsAsync(
+  mirror: DomMirror,
+  events: readonly TimedDomEvent[],
+  fromNs: number,
+  toNs: number,
+  selector: ParsedSelector,
+  predicate: PredicateLike,
+  layoutAt: AsyncLayoutOracle,
+): Promise<TransitionScan> {
+  const p = canonicalPredicate(predicate);
+  const steps = scanSteps(mirror, events, fromNs, toNs, selector, p, p.kind === "visible", false);
+  let step = steps.next();
+  while (!step.done) {
+    const { subject, at_ns } = step.value;
+    let outcome: PredicateOutcome;
+    if (!subject) outcome = missing(p);
+    else if (p.kind === "visible") {
+      const seen = await layoutAt(subject.id, at_ns);
+      outcome = seen !== undefined ? { value: seen === p.equals, basis: "layout" } : evaluateOn(subject, p);
+    } else outcome = evaluateOn(subject, p);
+    step = steps.next(outcome);
+  }
+  return step.value;
 }

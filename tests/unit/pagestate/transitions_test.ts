@@ -5,7 +5,7 @@ import type { eventWithTime } from "@rrweb/types";
 import { DomMirror } from "../../../src/pagestate/mirror.ts";
 import { parseSelector } from "../../../src/pagestate/selector.ts";
 import { parsePredicate } from "../../../src/pagestate/predicates.ts";
-import { scanTransitions } from "../../../src/pagestate/transitions.ts";
+import { scanTransitions, scanTransitionsAsync } from "../../../src/pagestate/transitions.ts";
 import type { TimedDomEvent } from "../../../src/pagestate/dom_types.ts";
 import { addsFor, idOf, Rec } from "./rrweb_events.ts";
 
@@ -360,4 +360,40 @@ Deno.test("transitions over the real recording: a scan starting from the later c
   assertEquals(r.initial, false);
   assertEquals(r.transitions.length, 3);
   assertNear(r.transitions[0].at_ns, when("flipper_on")[1], 5, "first flip after the checkpoint");
+});
+
+Deno.test("transitions: visible measured by an async layout oracle, at each probed instant", async () => {
+  const { events } = story();
+  const asked: number[] = [];
+  const r = await scanTransitionsAsync(
+    new DomMirror(),
+    events,
+    0,
+    10_000 * MS,
+    parseSelector("#flipper"),
+    parsePredicate({ kind: "visible" }),
+    (_id, atNs) => {
+      asked.push(atNs / MS);
+      return Promise.resolve(atNs >= 2150 * MS);
+    },
+  );
+  assertEquals(r.initial, false);
+  assertEquals(r.transitions, [{ at_ns: 2150 * MS, from: false, to: true }]);
+  assertEquals(r.basis, "layout");
+  assert(asked.includes(200), "a scroll is probed when layout is measured");
+  assert(!asked.includes(100), "mouse moves are not");
+  const fallback = await scanTransitionsAsync(
+    new DomMirror(),
+    events,
+    0,
+    10_000 * MS,
+    parseSelector("#flipper"),
+    parsePredicate({ kind: "visible" }),
+    () => Promise.resolve(undefined),
+  );
+  assertEquals([fallback.initial, fallback.transitions.length, fallback.basis], [
+    true,
+    0,
+    "dom_approximation",
+  ]);
 });
