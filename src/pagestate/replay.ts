@@ -224,6 +224,23 @@ export class ReplayTarget {
     });
   }
 
+  /** The replay iframe of key: its sandbox attribute (rrweb's: `allow-same-origin`, no scripts) and size. */
+  frameInfo(
+    key: string,
+  ): Promise<{ sandbox: string | null; scripts_allowed: boolean; width: number; height: number }> {
+    return this.#serial(async () => {
+      const live = await this.#ready(key);
+      const reply = await this.#call(live, "frame", [key]);
+      this.#check(key, 0, reply);
+      return {
+        sandbox: reply.sandbox as string | null,
+        scripts_allowed: reply.scripts_allowed === true,
+        width: Number(reply.width),
+        height: Number(reply.height),
+      };
+    });
+  }
+
   /** Boxes, computed visibility, stacking and pairwise overlaps of each selector's first match at an instant. */
   measureLayout(key: string, timestampMs: number, selectors: readonly string[]): Promise<LayoutAt> {
     const problem = selectorProblem(selectors);

@@ -253,6 +253,14 @@ export const REPLAY_PAGE_SOURCE = String.raw`(() => {
       drop(key);
       return { ok: true };
     },
+    // What the replay iframe is: its sandbox and size (diagnostics and tests).
+    frame(key) {
+      const player = players.get(key);
+      if (!player) return { ok: false, reason: "not_loaded" };
+      const frame = frameOf(player);
+      return { ok: true, sandbox: frame.getAttribute("sandbox"), width: Number(frame.getAttribute("width")) || 0,
+        height: Number(frame.getAttribute("height")) || 0, scripts_allowed: frame.sandbox.contains("allow-scripts") };
+    },
     seek(key, t) {
       const player = players.get(key);
       if (!player) return { ok: false, reason: "not_loaded" };

@@ -78,7 +78,10 @@ Deno.test("replay target: layout at recorded instants, sandboxed and offline", e
     assertEquals(buy0.box, { x: 40, y: 40, width: 160, height: 48 });
     assertEquals(buy0.covered_by, undefined, "nothing covers the button yet");
     assert(overlay0.found && !overlay0.visible && overlay0.display === "none", JSON.stringify(overlay0));
-    assertEquals(before.applied_through_ms !== null && before.applied_through_ms < overlayAt, true);
+    assert(
+      before.applied_through_ms !== null && before.applied_through_ms < overlayAt,
+      JSON.stringify(before),
+    );
 
     // From the overlay's own mutation on, the overlay covers the button: found without pixels.
     const after = await target.measureLayout("page-1", overlayAt, ["#buy", "#overlay"]);
@@ -94,13 +97,14 @@ Deno.test("replay target: layout at recorded instants, sandboxed and offline", e
     assertEquals(overlap.area, 160 * 48);
 
     // Visibility flips exactly at the banner's mutation.
-    assertEquals(await target.isVisible("page-1", hiddenAt - 0.5, "#banner"), true);
-    assertEquals(await target.isVisible("page-1", hiddenAt, "#banner"), false);
+    const times = JSON.stringify({ pageTimes, overlayAt, hiddenAt, movedAt });
+    assertEquals(await target.isVisible("page-1", hiddenAt - 0.5, "#banner"), true, times);
+    assertEquals(await target.isVisible("page-1", hiddenAt, "#banner"), false, times);
     assertEquals(await target.isVisible("page-1", hiddenAt, "#no-such-thing"), "elementMissing");
     const hidden = await target.measureLayout("page-1", hiddenAt, ["#banner"]);
     assertEquals(hidden.results[0].display, "none");
     // Backward again: the banner is back.
-    assertEquals(await target.isVisible("page-1", pageTimes.overlay - 100, "#banner"), true);
+    assertEquals(await target.isVisible("page-1", overlayAt - 100, "#banner"), true, times);
 
     // The box moves at its mutation.
     const m0 = await target.measureLayout("page-1", movedAt - 0.5, ["#mover"]);
@@ -118,6 +122,9 @@ Deno.test("replay target: layout at recorded instants, sandboxed and offline", e
       { x: 400, y: 120, width: 64, height: 32 },
       "img sized by attributes",
     );
+
+    const frame = await target.frameInfo("page-1");
+    assertEquals(frame, { sandbox: "allow-same-origin", scripts_allowed: false, ...VIEWPORT });
 
     // No network: the image request was failed by the Fetch domain and nothing reached the server.
     assert(target.blockedRequests >= 1, "the replay's image request was intercepted");
