@@ -1,5 +1,6 @@
 /** The agent-legible DOM: what is kept, how a line reads, and the hard budget with its footer and advice. */
 import { assert, assertEquals, assertMatch } from "../../assert.ts";
+import process from "node:process";
 import { legibleDom, scopeSelector } from "../../../src/pagestate/legible.ts";
 import { outerHtmlLength, VOID_TAGS } from "../../../src/pagestate/dom_facts.ts";
 import type { DomNode } from "../../../src/pagestate/dom_types.ts";
@@ -283,12 +284,16 @@ Deno.test("legible: a 5,000-node tree renders quickly", () => {
   count(doc);
   assert(nodes >= 5000, `${nodes} nodes`);
   for (let i = 0; i < 5; i++) legibleDom(doc); // JIT warm-up: the first runs measure the compiler
+  // CPU time, not wall time: the machine is shared with browsers under test.
   const t0 = performance.now();
+  const c0 = process.cpuUsage();
   const runs = 10;
   for (let i = 0; i < runs; i++) assertBudget(legibleDom(doc));
-  const ms = (performance.now() - t0) / runs;
-  console.error(`legibleDom on ${nodes} nodes: ${ms.toFixed(2)} ms`);
-  assert(ms < 150, `${ms} ms`);
+  const c = process.cpuUsage(c0);
+  const cpu = (c.user + c.system) / 1000 / runs;
+  const wall = (performance.now() - t0) / runs;
+  console.error(`legibleDom on ${nodes} nodes: ${cpu.toFixed(2)} ms CPU (${wall.toFixed(2)} ms wall)`);
+  assert(cpu < 150, `${cpu} ms CPU`);
 });
 
 Deno.test("legible: labels around inputs, multi-selects, dialogs, iframes, hidden inputs", () => {
