@@ -175,3 +175,62 @@ Deno.test({
       );
     }, { browser: {} }),
 });
+
+/** Every file under a directory, decompressing DOM chunks the way the store writes them. */
+async function storedText(dir: string): Promise<string> {
+  const { inflateSync } = await import("fflate");
+  const { scanSegment } = await import("../../src/store/segments.ts");
+  const parts: string[] = [];
+  const walk = async (d: string) => {
+    for await (const entry of Deno.readDir(d)) {
+      const path = `${d}/${entry.name}`;
+      if (entry.isDirectory) await walk(path);
+      else if (entry.isFile) {
+        const bytes = await Deno.readFile(path);
+        parts.push(new TextDecoder().decode(bytes));
+        if (path.includes("/dom/")) {
+          for (const r of scanSegment(bytes).records) {
+            parts.push(new TextDecoder().decode(inflateSync(bytes.subarray(r.offset, r.offset + r.length))));
+          }
+        }
+      }
+    }
+  };
+  await walk(dir);
+  return parts.join("\n");
+}
+
+Deno.test({
+  name:
+    "page state: the legible DOM keeps its 60-line / 1,200-character budget on a 300-row table and utility-class soup; typed secrets are never stored",
+  ...e2e,
+  fn: () =>
+    withServer(async (server, site) => {
+      for (const page of ["table300.html", "utility_soup.html"]) {
+        await server.call("navigate_page", { url: `${site.origin}/${page}` });
+        await new Promise((r) => setTimeout(r, 400));
+        const r = await server.call("read_dom_at", {});
+        const text = r.isError ? "" : String(structured(r).dom);
+        assert(!r.isError, r.content[0]?.text);
+        const lines = text.split("\n");
+        assert(lines.length <= 60, `${page}: ${lines.length} lines`);
+        assert(text.length <= 1_200, `${page}: ${text.length} characters`);
+        assert(
+          lines.slice(-2).some((l) => /source [\d,]+ chars/.test(l)),
+          `${page}: footer with counts: ${text}`,
+        );
+      }
+
+      await server.call("navigate_page", { url: `${site.origin}/checkout.html` });
+      await server.call("fill", { selector: "#password", value: "hunter2-Pa55word" });
+      await server.call("fill", { selector: "#email", value: "ana.secret@example.org" });
+      await new Promise((r) => setTimeout(r, 500));
+      const masked = String(structured(await server.call("read_dom_at", { scope: "form" })).dom);
+      assert(!masked.includes("hunter2") && !masked.includes("ana.secret"), masked);
+      await server.call("stop_browser", {});
+      const stored = await storedText(server.dataDir);
+      assert(stored.includes("Province"), "the checkout's DOM was stored (and read back decompressed)");
+      assert(!stored.includes("hunter2-Pa55word"), "the typed password is in the data dir");
+      assert(!stored.includes("ana.secret@example.org"), "the typed email is in the data dir");
+    }, { browser: {} }),
+});

@@ -83,7 +83,7 @@ export const markerTools = [
       author: z.enum(AUTHORS).optional(),
     }),
     handler: async (args, app) => {
-      const at = await instantOf(app, args);
+      const at = await instantOf(app, args, "instant", true);
       const label = args.label.replace(/\s+/g, " ").trim();
       const id = markerId(at.session_id, at.page_id, label, at.at_ns);
       const existing = readMarker(app, at.session_id, id);

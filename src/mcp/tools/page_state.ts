@@ -102,11 +102,11 @@ export const pageStateTools = [
     capability: "page-state",
     output: OUTPUT_SCHEMAS.read_dom_at,
     description:
-      "The agent-legible DOM of a page at any recorded instant (interactive and state-bearing nodes, ≤ 60 lines / 1,200 chars), with the source frame that shows that state. scope: a container selector.",
+      "The agent-legible DOM of a page at any recorded instant (default: now / the end of the recording): interactive and state-bearing nodes, ≤ 60 lines / 1,200 chars, with the source frame that shows that state. scope: a container selector.",
     input: z.strictObject({ ...instantFields, scope: cssSelector.optional() }),
     annotations: { readOnlyHint: true },
     handler: async (args, app) => {
-      const at = await instantOf(app, args);
+      const at = await instantOf(app, args, "instant", true);
       const state = stateOf(app, at);
       const doc = state.mirror.document;
       if (!doc) throw new Error("rebuilt state has no document");

@@ -93,11 +93,15 @@ function framePaintNs(
   return { page_id: frame.page_id, at_ns: painted.session_time_ns };
 }
 
-/** Resolves one instant; `argument` names where it came from for errors (e.g. "from"). */
+/**
+ * Resolves one instant; `argument` names where it came from for errors (e.g. "from"). With `latest`, no
+ * instant means the latest one: now on a live page, else the end of its recording.
+ */
 export async function instantOf(
   app: AppContext,
   args: InstantArgs & { session_id?: string; page_id?: string },
   argument = "instant",
+  latest = false,
 ): Promise<ResolvedInstant> {
   const forms = (["at_ms", "interaction_id", "marker_id", "frame_id"] as const).filter((k) =>
     args[k] !== undefined
@@ -109,6 +113,17 @@ export async function instantOf(
       `An instant is one of at_ms, interaction_id (+ offset_ms), marker_id (+ offset_ms) or frame_id; ${argument} gives ${forms.length}.`,
       `Keep ${forms[0]} or ${forms[1]}.`,
     );
+  }
+  if (forms.length === 0 && latest) {
+    const session = await resolveSession(app, args.session_id);
+    if (args.page_id !== undefined) assertSessionPage(app, session, args.page_id, "page_id");
+    const page = args.page_id ?? defaultPage(app, app.recorder.reader(), session);
+    return {
+      session_id: session,
+      page_id: page,
+      at_ns: recordedPage(app, session, page).end_ns,
+      anchor: { kind: "session_time", id: "latest" },
+    };
   }
   if (forms.length === 0) {
     throw new ToolError({

@@ -78,7 +78,7 @@ export const pageStateLayoutTools = [
     annotations: { readOnlyHint: true },
     handler: async (args, app) => {
       for (const [i, s] of args.selectors.entries()) selectorArg(s, `selectors[${i}]`);
-      const at = await instantOf(app, args);
+      const at = await instantOf(app, args, "instant", true);
       const { key, timestampMs } = await replayAt(app, at);
       const layout = await replayTarget().measureLayout(key, timestampMs, args.selectors);
       const lines = [
