@@ -119,12 +119,16 @@ function walk(node: DomNode, out: Rec[], owner: Rec | undefined, state: WalkStat
     }
     if (c.kind !== "element" || INVISIBLE_TAGS.has(c.tag) || c.tag === "svg" || c.tag === "option") continue;
     if (c.tag === "input" && (c.attrs.get("type") ?? "").toLowerCase() === "hidden") continue;
-    out.push(...elementRecs(c, owner, state));
+    elementRecs(c, owner, state, out);
   }
 }
 
-function elementRecs(c: DomNode, owner: Rec | undefined, state: WalkState): Rec[] {
-  if (c.tag === "table") return [tableRec(c, state, false)];
+/** Appends the records `c` renders to (itself, or the kept elements inside a wrapper) to `out`. */
+function elementRecs(c: DomNode, owner: Rec | undefined, state: WalkState, out: Rec[]): void {
+  if (c.tag === "table") {
+    out.push(tableRec(c, state, false));
+    return;
+  }
   if (c.tag === "select" || c.tag === "input" || c.tag === "textarea") {
     const rec = makeRec(c, false);
     rec.label = controlLine(c);
@@ -136,7 +140,8 @@ function elementRecs(c: DomNode, owner: Rec | undefined, state: WalkState): Rec[
         rec.children.push(opt);
       }
     }
-    return [rec];
+    out.push(rec);
+    return;
   }
   if (isKept(c)) {
     const role = roleOf(c);
@@ -145,21 +150,21 @@ function elementRecs(c: DomNode, owner: Rec | undefined, state: WalkState): Rec[
     let text = rec.wantsText ? collapseWhitespace(rec.raw) : undefined;
     if (!rec.wantsText && rec.children.length === 0 && c.tag !== "form") text = textContent(c, 200);
     rec.label = label(c, text, []);
-    return [rec];
+    out.push(rec);
+    return;
   }
   if (selfHiddenReason(c) !== undefined) {
     // A hidden wrapper is kept only to say that the kept things inside it are hidden.
     const rec = makeRec(c, false);
     walk(c, rec.children, undefined, state);
-    if (rec.children.length === 0) return [];
+    if (rec.children.length === 0) return;
     rec.label = label(c, undefined, []);
-    return [rec];
+    out.push(rec);
+    return;
   }
-  const inner: Rec[] = [];
   if (owner?.wantsText && BLOCKISH.has(c.tag)) owner.raw += " ";
-  walk(c, inner, owner, state);
+  walk(c, out, owner, state);
   if (owner?.wantsText && BLOCKISH.has(c.tag)) owner.raw += " ";
-  return inner;
 }
 
 function flatten(recs: Rec[], depth: number, lines: string[], owners: Rec[]): number {
@@ -212,7 +217,8 @@ export function legibleDom(scope: DomNode, opts: LegibleOptions = {}): LegibleDo
       recs = [root];
     }
   } else if (scope.kind === "element") {
-    const kept = elementRecs(scope, undefined, state);
+    const kept: Rec[] = [];
+    elementRecs(scope, undefined, state, kept);
     if (kept.length === 1 && kept[0].node === scope) recs = kept;
     else {
       // The scope always heads the text, kept or not, so the lines below it are placed.
