@@ -243,7 +243,7 @@ function cellText(cell: DomNode): string {
       const box = type === "checkbox" || type === "radio" ? (isChecked(n) ? "[x]" : "[ ]") : `[${n.tag}]`;
       return isDisabled(n) ? `${box}[DISABLED]` : box;
     }
-    stack.push(...n.children);
+    for (const ch of n.children) stack.push(ch);
   }
   return "";
 }

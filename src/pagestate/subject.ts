@@ -113,7 +113,7 @@ export class SubjectTracker {
       case "mutation": {
         let hit = false;
         if (c.added.length > 0 || c.removed.length > 0) {
-          this.roots.push(...c.added);
+          for (const id of c.added) this.roots.push(id);
           hit = true;
         }
         if (c.texts.length > 0 && this.deps.text) {
