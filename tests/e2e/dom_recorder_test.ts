@@ -6,7 +6,8 @@
 import { EventType, IncrementalSource } from "@rrweb/types";
 import { assert, assertEquals } from "../assert.ts";
 import { e2e } from "./harness.ts";
-import { DOM_RECORDER_BINDING, domRecorderStats } from "../../src/pagestate/recorder.ts";
+import { DOM_RECORDER_BINDING, domRecorderSetup, domRecorderStats } from "../../src/pagestate/recorder.ts";
+import type { PageTarget } from "../../src/browser/targets.ts";
 import { click, evaluate, type Recorded, sleep, typeInto, until, withRecorder } from "./dom_recorder_util.ts";
 
 const EARLY_PAGE = `<!doctype html><html><head><title>early</title><script>
@@ -107,6 +108,17 @@ Deno.test({
         seen: [],
       });
       assertEquals(domRecorderStats(r.session)?.refused, 0);
+
+      // The setup sent again (an initialization round retried) runs the script again: still one recording.
+      await Promise.all(domRecorderSetup().apply(page));
+      await evaluate(page, `document.body.appendChild(document.createElement("hr"))`);
+      assert(await until(() => has('"tagName":"hr"')), "the next mutation is recorded");
+      await sleep(300);
+      assertEquals(r.events(page.id).filter((e) => e.type === EventType.FullSnapshot).length, 1);
+      assertEquals(
+        r.events(page.id).filter((e) => isMutation(e) && JSON.stringify(e).includes('"hr"')).length,
+        1,
+      );
     }),
 });
 
@@ -254,5 +266,39 @@ Deno.test({
       assertEquals(r.batches.length, 0);
       assertEquals(domRecorderStats(r.session), undefined);
       assertEquals(page.overrides.has("dom_recorder"), false);
+    }),
+});
+
+Deno.test({
+  name: "dom recorder: a same-target reattachment records the running document again",
+  ...e2e,
+  fn: () =>
+    withRecorder({}, async (r) => {
+      const page = r.session.page();
+      await r.session.navigate(page, `${r.site.origin}/checkout.html`, "load", 15_000);
+      assert(await until(() => r.events(page.id).some((e) => e.type === EventType.FullSnapshot)));
+      const adopted = new Promise<PageTarget>((resolve) => {
+        const off = r.session.onPageAdded((p) => {
+          off();
+          resolve(p);
+        });
+      });
+      await r.conn.send("Target.detachFromTarget", { sessionId: page.sessionId });
+      for (let i = 0; i < 100 && !page.closed; i++) await sleep(20);
+      assert(page.closed, "the session dropped the detached page");
+      await r.conn.send("Target.attachToTarget", { targetId: page.targetId, flatten: true });
+      const again = await adopted;
+      assertEquals(again.targetId, page.targetId);
+      assert(
+        await until(() => r.events(again.id).some((e) => e.type === EventType.FullSnapshot)),
+        `the reattached page is snapshotted again: ${JSON.stringify(domRecorderStats(r.session))}`,
+      );
+      await click(again, "#flip");
+      assert(
+        await until(() =>
+          r.events(again.id).some((e) => isMutation(e) && JSON.stringify(e).includes("data-state"))
+        ),
+        "and its mutations recorded",
+      );
     }),
 });

@@ -17,7 +17,8 @@ export interface RrwebEvent {
 
 export interface Recorded {
   session: BrowserSession;
-  launchedWsUrl: string;
+  /** The session's own browser connection. */
+  conn: CdpConnection;
   /** The fixture site (fixtures/site). */
   site: StaticServer;
   /** Pages written by the test. */
@@ -100,7 +101,7 @@ export async function withRecorder(
   const batches: DomBatchMessage[] = [];
   const recorded: Recorded = {
     session,
-    launchedWsUrl: launched.browserWsUrl,
+    conn,
     site,
     pages,
     batches,

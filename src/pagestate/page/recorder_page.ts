@@ -18,7 +18,12 @@ export interface RecorderStartOptions {
 }
 
 type Send = (payload: string) => void;
-type Scope = typeof globalThis & { __krometrailDomRecording?: boolean } & Record<string, unknown>;
+/** The recording running in this world: the binding it sends through, and how to end it. */
+interface Running {
+  send: unknown;
+  stop(): void;
+}
+type Scope = typeof globalThis & { __krometrailDomRecording?: Running } & Record<string, unknown>;
 
 /**
  * rrweb 2.2.2 tests Element's `querySelector`/`querySelectorAll` as accessors, so Element always looks
@@ -46,33 +51,37 @@ function passUntaintedProbe(): void {
  * mutation) delays by several ms. An observer created before rrweb's runs first in the same delivery and
  * notes when the DOM changed; the stamp holds until the task ends, so it never reaches a later change.
  */
-function changeClock(): { at(): number | undefined } {
+function changeClock(): { at(): number | undefined; stop(): void } {
   let at: number | undefined;
   const MO = (globalThis as unknown as {
-    MutationObserver: new (
-      cb: () => void,
-    ) => { observe(target: unknown, options: Record<string, boolean>): void };
+    MutationObserver: new (cb: () => void) => {
+      observe(target: unknown, options: Record<string, boolean>): void;
+      disconnect(): void;
+    };
   }).MutationObserver;
   const doc = (globalThis as unknown as { document: unknown }).document;
-  new MO(() => {
+  const observer = new MO(() => {
     if (at === undefined) setTimeout(() => at = undefined, 0);
     at = Date.now();
-  }).observe(doc, { childList: true, subtree: true, attributes: true, characterData: true });
-  return { at: () => at };
+  });
+  observer.observe(doc, { childList: true, subtree: true, attributes: true, characterData: true });
+  return { at: () => at, stop: () => observer.disconnect() };
 }
 
 /** Starts recording this document unless it is not a recordable top-level document. */
 function start(opts: RecorderStartOptions): boolean {
   const scope = globalThis as Scope;
-  // Chrome may run the script twice in one document (an initialization round sent again).
-  if (scope.__krometrailDomRecording) return false;
+  const running = scope.__krometrailDomRecording;
+  // Chrome may run the script twice in one document (an initialization round sent again). A new CDP
+  // session (same-target reattachment) reuses this world with a new binding: record afresh through it.
+  if (running && running.send === scope[opts.binding]) return false;
   // The top document's recorder records its same-origin frames; a cross-origin frame is not reachable.
   if ((scope as unknown as { top: unknown }).top !== scope) return false;
   if (location.protocol === "about:") return false;
   const send = scope[opts.binding];
   if (typeof send !== "function") return false;
-  scope.__krometrailDomRecording = true;
-  passUntaintedProbe();
+  running?.stop();
+  if (!running) passUntaintedProbe();
   const deliver = send as Send;
   let buffer: eventWithTime[] = [];
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -88,10 +97,17 @@ function start(opts: RecorderStartOptions): boolean {
       deliver(JSON.stringify(batch));
     } catch {
       // The binding is gone (its CDP session detached): nobody receives this document any more.
-      recording.stop?.();
+      end();
     }
   };
   const changed = changeClock();
+  function end(): void {
+    recording.stop?.();
+    changed.stop();
+    removeEventListener("pagehide", flush, true);
+    if (timer !== undefined) clearTimeout(timer);
+    timer = undefined;
+  }
   let last = 0;
   recording.stop = record({
     emit(event) {
@@ -128,6 +144,7 @@ function start(opts: RecorderStartOptions): boolean {
     },
   });
   addEventListener("pagehide", flush, true);
+  scope.__krometrailDomRecording = { send, stop: end };
   return true;
 }
 
