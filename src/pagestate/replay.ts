@@ -13,14 +13,17 @@
  *   CSS only (an `<img>` without width/height in either lays out as a broken image).
  */
 import type { eventWithTime } from "@rrweb/types";
-import { CdpConnection } from "../browser/cdp.ts";
 import { outsideCall } from "../browser/call_signal.ts";
-import { discoverChrome } from "../browser/discovery.ts";
-import { launchChrome, type LaunchedChrome, type LaunchOptions } from "../browser/launch.ts";
 import { ToolError } from "../errors.ts";
-import { logger } from "../log.ts";
-import { removeProfileDir, TEMP_PROFILE_PREFIX } from "../store/browser_record.ts";
-import { REPLAYER_BUNDLE } from "./bundles_generated.ts";
+import {
+  growViewport,
+  launchReplayBrowser,
+  pageCall,
+  type PageReply,
+  type ReplayBrowser,
+  replayFailed,
+  shutdownReplayBrowser,
+} from "./replay_browser.ts";
 import {
   jsonChunks,
   largestViewport,
@@ -31,30 +34,13 @@ import {
   packChunk,
   selectorProblem,
 } from "./replay_layout.ts";
-import { REPLAY_PAGE_SOURCE } from "./replay_page_source.ts";
-
-const log = logger("pagestate", "replay");
 
 /** Recordings kept replayable at once; the least recently used beyond this is dropped. */
 export const MAX_LOADED_KEYS = 4;
 /** Events travel to the page in JSON chunks of about this many characters (CDP messages stay small). */
 const CHUNK_CHARS = 4_000_000;
-const PAGE_CALL_TIMEOUT_MS = 20_000;
-/** The replay page starts at least this large; it grows to the largest recorded viewport. */
-const MIN_VIEWPORT = { width: 1280, height: 720 };
 /** Blocked URLs kept for diagnostics (origin and path only, never queries). */
 const BLOCKED_KEPT = 50;
-
-/**
- * Network lockdown below the Fetch domain, for what it never sees (a preconnect's connection, a DNS
- * prefetch): no host name resolves, and every connection, loopback included, goes to a proxy on the
- * discard port, which refuses it. The DevTools endpoint is inbound and unaffected.
- */
-export const REPLAY_CHROME_FLAGS: readonly string[] = [
-  "--host-resolver-rules=MAP * ~NOTFOUND",
-  "--proxy-server=http://127.0.0.1:9",
-  "--proxy-bypass-list=<-loopback>",
-];
 
 export interface SeekResult {
   applied_through_ms: number | null;
@@ -63,23 +49,9 @@ export interface SeekResult {
   elapsed_ms: number;
 }
 
-interface Live {
-  chrome: LaunchedChrome;
-  conn: CdpConnection;
-  sessionId: string;
-  /** The replay page's global object, the `this` of every page call. */
-  globalId: string;
-  profileDir: string;
-  viewport: { width: number; height: number };
-}
-
 interface KeyState {
   events: number;
 }
-
-type PageReply =
-  | { ok: true } & Record<string, unknown>
-  | { ok: false; reason: string } & Record<string, unknown>;
 
 function notLoaded(key: string): ToolError {
   return new ToolError({
@@ -88,16 +60,6 @@ function notLoaded(key: string): ToolError {
     retry: "after_recovery",
     recovery: "Load the recording's events (load) before seeking or measuring.",
     details: { key },
-  });
-}
-
-function replayFailed(message: string, details?: Record<string, unknown>): ToolError {
-  return new ToolError({
-    code: "replay_failed",
-    message,
-    retry: "safe",
-    recovery: "Retry; if it persists the recording may be malformed.",
-    ...(details ? { details } : {}),
   });
 }
 
@@ -122,7 +84,7 @@ function strippedUrl(url: string): string {
 }
 
 export class ReplayTarget {
-  #live?: Promise<Live>;
+  #live?: Promise<ReplayBrowser>;
   #keys = new Map<string, KeyState>();
   #queue: Promise<unknown> = Promise.resolve();
   #blocked = 0;
@@ -159,9 +121,9 @@ export class ReplayTarget {
       const t0 = performance.now();
       const live = await this.#ensure();
       const normalized = normalizeEvents(events);
-      await this.#grow(live, largestViewport(normalized));
+      await growViewport(live, largestViewport(normalized));
       await this.#stage(live, key, normalized);
-      const reply = await this.#call(live, "load", [key]);
+      const reply = await pageCall(live, "load", [key]);
       if (!reply.ok) {
         this.#keys.delete(key);
         throw replayFailed(`The replay target could not load the recording (${reply.reason}).`, {
@@ -183,9 +145,9 @@ export class ReplayTarget {
       if (!this.#keys.has(key)) throw notLoaded(key);
       if (events.length === 0) return { events: this.#keys.get(key)?.events ?? 0 };
       const normalized = normalizeEvents(events);
-      await this.#grow(live, largestViewport(normalized));
+      await growViewport(live, largestViewport(normalized));
       await this.#stage(live, key, normalized);
-      const reply = await this.#call(live, "append", [key]);
+      const reply = await pageCall(live, "append", [key]);
       if (!reply.ok) {
         this.#keys.delete(key);
         throw notLoaded(key);
@@ -201,7 +163,7 @@ export class ReplayTarget {
     return this.#serial(async () => {
       if (!this.#keys.has(key) || !this.#live) return;
       this.#keys.delete(key);
-      await this.#call(await this.#live, "drop", [key]);
+      await pageCall(await this.#live, "drop", [key]);
     });
   }
 
@@ -213,7 +175,7 @@ export class ReplayTarget {
     return this.#serial(async () => {
       const t0 = performance.now();
       const live = await this.#ready(key);
-      const reply = await this.#call(live, "seek", [key, timestampMs]);
+      const reply = await pageCall(live, "seek", [key, timestampMs]);
       this.#check(key, timestampMs, reply);
       return {
         applied_through_ms: reply.applied_through as number | null,
@@ -230,7 +192,7 @@ export class ReplayTarget {
   ): Promise<{ sandbox: string | null; scripts_allowed: boolean; width: number; height: number }> {
     return this.#serial(async () => {
       const live = await this.#ready(key);
-      const reply = await this.#call(live, "frame", [key]);
+      const reply = await pageCall(live, "frame", [key]);
       this.#check(key, 0, reply);
       return {
         sandbox: reply.sandbox as string | null,
@@ -248,7 +210,7 @@ export class ReplayTarget {
     return this.#serial(async () => {
       const t0 = performance.now();
       const live = await this.#ready(key);
-      const reply = await this.#call(live, "measure", [key, timestampMs, [...selectors]]);
+      const reply = await pageCall(live, "measure", [key, timestampMs, [...selectors]]);
       this.#check(key, timestampMs, reply);
       const seek = reply.seek as { applied_through: number | null; next_at: number | null };
       return {
@@ -279,14 +241,7 @@ export class ReplayTarget {
     if (!live) return;
     const l = await live.catch(() => undefined);
     if (!l) return;
-    await this.#shutdown(l);
-  }
-
-  async #shutdown(l: Live): Promise<void> {
-    await l.conn.send("Browser.close", {}, undefined, 2_000).catch(() => {});
-    await l.conn.close().catch(() => {});
-    await l.chrome.terminate().catch(() => {});
-    await removeProfileDir(l.profileDir);
+    await shutdownReplayBrowser(l);
   }
 
   #serial<T>(work: () => Promise<T>): Promise<T> {
@@ -300,16 +255,16 @@ export class ReplayTarget {
     this.#keys.set(key, { events });
   }
 
-  async #evict(live: Live): Promise<void> {
+  async #evict(live: ReplayBrowser): Promise<void> {
     while (this.#keys.size > MAX_LOADED_KEYS) {
       const oldest = this.#keys.keys().next().value;
       if (oldest === undefined) break;
       this.#keys.delete(oldest);
-      await this.#call(live, "drop", [oldest]);
+      await pageCall(live, "drop", [oldest]);
     }
   }
 
-  async #ready(key: string): Promise<Live> {
+  async #ready(key: string): Promise<ReplayBrowser> {
     const state = this.#keys.get(key);
     if (!state || !this.#live) throw notLoaded(key);
     const live = await this.#live;
@@ -348,146 +303,38 @@ export class ReplayTarget {
     throw replayFailed(`The replay target could not answer (${reply.reason}).`, { key });
   }
 
-  async #stage(live: Live, key: string, events: readonly eventWithTime[]): Promise<void> {
+  async #stage(live: ReplayBrowser, key: string, events: readonly eventWithTime[]): Promise<void> {
     for (const chunk of jsonChunks(events, CHUNK_CHARS)) {
-      await this.#call(live, "stage", [key, await packChunk(chunk)]);
+      await pageCall(live, "stage", [key, await packChunk(chunk)]);
     }
   }
 
-  /** Calls `__krometrailReplay[method](...args)`; args go as JSON values, never into source text. */
-  async #call(live: Live, method: string, args: unknown[]): Promise<PageReply> {
-    const { result, exceptionDetails } = await live.conn.send(
-      "Runtime.callFunctionOn",
-      {
-        objectId: live.globalId,
-        functionDeclaration: "function(method, args) { return this.__krometrailReplay[method](...args); }",
-        arguments: [{ value: method }, { value: args }],
-        returnByValue: true,
-        awaitPromise: true,
-      },
-      live.sessionId,
-      PAGE_CALL_TIMEOUT_MS,
-    );
-    if (exceptionDetails) {
-      const text = exceptionDetails.exception?.description ?? exceptionDetails.text;
-      throw replayFailed(`The replay page failed in ${method}: ${String(text).slice(0, 300)}`);
-    }
-    const value = result.value as PageReply | undefined;
-    if (!value || typeof value !== "object") {
-      throw replayFailed(`The replay page gave no answer to ${method}.`);
-    }
-    return value;
-  }
-
-  async #grow(live: Live, wanted: { width: number; height: number }): Promise<void> {
-    const width = Math.max(live.viewport.width, wanted.width);
-    const height = Math.max(live.viewport.height, wanted.height);
-    if (width === live.viewport.width && height === live.viewport.height) return;
-    await live.conn.send("Emulation.setDeviceMetricsOverride", {
-      width,
-      height,
-      deviceScaleFactor: 1,
-      mobile: false,
-    }, live.sessionId);
-    live.viewport = { width, height };
-  }
-
-  #ensure(): Promise<Live> {
+  #ensure(): Promise<ReplayBrowser> {
     if (!this.#live) {
       // Outside the caller's tool-call scope: a cancelled call must not leave a half-started browser.
-      const starting = outsideCall(() => this.#start());
+      const starting: Promise<ReplayBrowser> = outsideCall(() =>
+        launchReplayBrowser({
+          executable: this.#executable,
+          onBlocked: (url) => {
+            this.#blocked++;
+            this.#blockedUrls.push(strippedUrl(url));
+            if (this.#blockedUrls.length > BLOCKED_KEPT) this.#blockedUrls.shift();
+          },
+          onGone: () => {
+            // The browser died (or was closed): recordings must be loaded again into a new one.
+            if (this.#live === starting) {
+              this.#live = undefined;
+              this.#keys.clear();
+            }
+          },
+        })
+      );
       this.#live = starting;
       starting.catch(() => {
         if (this.#live === starting) this.#live = undefined;
       });
     }
     return this.#live;
-  }
-
-  async #start(): Promise<Live> {
-    const executable = discoverChrome({ explicit: this.#executable }).path;
-    const profileDir = await Deno.makeTempDir({ prefix: `${TEMP_PROFILE_PREFIX}replay-` });
-    let chrome: LaunchedChrome | undefined;
-    let conn: CdpConnection | undefined;
-    try {
-      // extraArgs takes effect with LaunchOptions.extraArgs (launch.ts); until then it is ignored.
-      const options: LaunchOptions & { extraArgs?: readonly string[] } = {
-        executable,
-        userDataDir: profileDir,
-        profileLabel: "replay",
-        headless: true,
-        temporary: true,
-        windowSize: MIN_VIEWPORT,
-        extraArgs: REPLAY_CHROME_FLAGS,
-      };
-      chrome = await launchChrome(options);
-      conn = await CdpConnection.connect(chrome.browserWsUrl);
-      const { targetInfos } = await conn.send("Target.getTargets");
-      const page = targetInfos.find((t) => t.type === "page");
-      const targetId = page?.targetId ??
-        (await conn.send("Target.createTarget", { url: "about:blank" })).targetId;
-      const { sessionId } = await conn.send("Target.attachToTarget", { targetId, flatten: true });
-      this.#watchRequests(conn, sessionId);
-      // Every request pauses here and is failed by #watchRequests: nothing leaves the replay page.
-      await conn.send(
-        "Fetch.enable",
-        { patterns: [{ urlPattern: "*", requestStage: "Request" }] },
-        sessionId,
-      );
-      await conn.send("Emulation.setDeviceMetricsOverride", {
-        ...MIN_VIEWPORT,
-        deviceScaleFactor: 1,
-        mobile: false,
-      }, sessionId);
-      for (const expression of [REPLAYER_BUNDLE, REPLAY_PAGE_SOURCE]) {
-        const { exceptionDetails } = await conn.send("Runtime.evaluate", { expression }, sessionId);
-        if (exceptionDetails) throw new Error(`replay page setup failed: ${exceptionDetails.text}`);
-      }
-      const { result } = await conn.send("Runtime.evaluate", { expression: "globalThis" }, sessionId);
-      if (!result.objectId) throw new Error("replay page has no global object");
-      const live: Live = {
-        chrome,
-        conn,
-        sessionId,
-        globalId: result.objectId,
-        profileDir,
-        viewport: { ...MIN_VIEWPORT },
-      };
-      conn.onDisconnect(() => {
-        // The browser died (or was closed): recordings must be loaded again into a new one.
-        this.#keys.clear();
-        if (this.#live) {
-          const current = this.#live;
-          current.then((l) => {
-            if (l === live && this.#live === current) this.#live = undefined;
-          }, () => {});
-        }
-        void chrome?.terminate().catch(() => {}).then(() => removeProfileDir(profileDir));
-      });
-      log.debug("replay target ready");
-      return live;
-    } catch (err) {
-      await conn?.close().catch(() => {});
-      await chrome?.terminate().catch(() => {});
-      await removeProfileDir(profileDir);
-      if (err instanceof ToolError) throw err;
-      throw replayFailed(`The replay browser could not start: ${err instanceof Error ? err.message : err}`);
-    }
-  }
-
-  #watchRequests(conn: CdpConnection, sessionId: string): void {
-    conn.on("Fetch.requestPaused", (params, sid) => {
-      if (sid !== sessionId) return;
-      this.#blocked++;
-      this.#blockedUrls.push(strippedUrl(params.request.url));
-      if (this.#blockedUrls.length > BLOCKED_KEPT) this.#blockedUrls.shift();
-      conn.send(
-        "Fetch.failRequest",
-        { requestId: params.requestId, errorReason: "BlockedByClient" },
-        sessionId,
-      )
-        .catch(() => {});
-    });
   }
 }
 

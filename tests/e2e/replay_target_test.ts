@@ -98,13 +98,13 @@ Deno.test("replay target: layout at recorded instants, sandboxed and offline", e
 
     // Visibility flips exactly at the banner's mutation.
     const times = JSON.stringify({ pageTimes, overlayAt, hiddenAt, movedAt });
-    assertEquals(await target.isVisible("page-1", hiddenAt - 0.5, "#banner"), true, times);
-    assertEquals(await target.isVisible("page-1", hiddenAt, "#banner"), false, times);
+    assertEquals(await target.isVisible("page-1", hiddenAt - 0.5, "#banner"), true, `just before: ${times}`);
+    assertEquals(await target.isVisible("page-1", hiddenAt, "#banner"), false, `at: ${times}`);
     assertEquals(await target.isVisible("page-1", hiddenAt, "#no-such-thing"), "elementMissing");
     const hidden = await target.measureLayout("page-1", hiddenAt, ["#banner"]);
     assertEquals(hidden.results[0].display, "none");
     // Backward again: the banner is back.
-    assertEquals(await target.isVisible("page-1", overlayAt - 100, "#banner"), true, times);
+    assertEquals(await target.isVisible("page-1", overlayAt - 100, "#banner"), true, `back: ${times}`);
 
     // The box moves at its mutation.
     const m0 = await target.measureLayout("page-1", movedAt - 0.5, ["#mover"]);
