@@ -5,7 +5,7 @@
  */
 import { EventType, IncrementalSource } from "@rrweb/types";
 import { assert, assertEquals } from "../assert.ts";
-import { e2e } from "./harness.ts";
+import { e2e, structured, textOf, withServer } from "./harness.ts";
 import { DOM_RECORDER_BINDING, domRecorderSetup, domRecorderStats } from "../../src/pagestate/recorder.ts";
 import type { PageTarget } from "../../src/browser/targets.ts";
 import { click, evaluate, type Recorded, sleep, typeInto, until, withRecorder } from "./dom_recorder_util.ts";
@@ -301,4 +301,28 @@ Deno.test({
         "and its mutations recorded",
       );
     }),
+});
+
+Deno.test({
+  name: "start_browser record_dom: default true, false kept for the session and shown by browser_status",
+  ...e2e,
+  fn: async () => {
+    await withServer(async (server) => {
+      const status = structured(await server.call("browser_status", {}));
+      assertEquals(status.record_dom, true, "on by default");
+      const restart = await server.call("start_browser", {
+        temporary: true,
+        headless: true,
+        record_dom: true,
+      });
+      assert(restart.isError, "a running session's recording is not changed by starting again");
+    }, { browser: { headless: true } });
+    await withServer(async (server) => {
+      const status = await server.call("browser_status", {});
+      assertEquals(structured(status).record_dom, false);
+      assert(textOf(status).includes("DOM recording: off"), textOf(status));
+      const bad = await server.call("start_browser", { temporary: true, record_dom: "yes" });
+      assert(bad.isError, "record_dom must be a boolean");
+    }, { browser: { headless: true, record_dom: false } });
+  },
 });
