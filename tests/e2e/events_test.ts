@@ -2,6 +2,8 @@ import { assert, assertEquals } from "../assert.ts";
 import { e2e, structured, withServer } from "./harness.ts";
 
 interface Event {
+  event_id: number;
+  session_time_ms: number;
   kind: string;
   level: string | null;
   text: string | null;
@@ -43,13 +45,21 @@ Deno.test({
       }
       assert(!/cookie|authorization|user-agent/i.test(text), "no headers are recorded");
 
+      // The click handler logs twice before its first await; Chrome's timestamps tie both to the click.
+      const clickConsole = events.filter((e) => e.kind === "console" && e.interaction_id === interaction);
+      assertEquals(clickConsole.length, 2, `console tied to the click: ${JSON.stringify(events)}`);
+      // The interaction's window runs through its whole lifecycle, so both are in it even when a loaded
+      // renderer acknowledges the click (the dispatch stamp) long after the handler ran.
       const byInteraction = structured(
         await server.call("query_browser_events", { interaction_id: interaction }),
-      )
-        .events as Event[];
+      );
+      const span = byInteraction.range as { start_ms: number; end_ms: number; anchor: { at_ms: number } };
+      const inWindow = new Set((byInteraction.events as Event[]).map((e) => e.event_id));
       assert(
-        byInteraction.some((e) => e.kind === "console" && e.interaction_id === interaction),
-        "console tied to the click",
+        clickConsole.every((e) => inWindow.has(e.event_id)),
+        `console tied to the click, in its window: at ${
+          clickConsole.map((e) => e.session_time_ms)
+        } ms, window ${span.start_ms}–${span.end_ms} ms, dispatch ${span.anchor.at_ms} ms`,
       );
       const missing = events.find((e) => e.kind === "request" && e.data?.status === 404);
       assert(missing, "the 404 is recorded with its status");
