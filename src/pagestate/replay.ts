@@ -285,10 +285,11 @@ export class ReplayTarget {
     if (reply.reason === "before_recording") {
       throw new ToolError({
         code: "instant_out_of_recording",
-        message: `The instant ${timestampMs} is before the recording's first event (${reply.first_at}).`,
+        message:
+          `The instant ${timestampMs} is before the recording's first full snapshot (${reply.first_at}).`,
         retry: "never",
         recovery: "Ask for an instant inside the recording.",
-        details: { timestamp_ms: timestampMs, first_event_ms: reply.first_at },
+        details: { timestamp_ms: timestampMs, first_snapshot_ms: reply.first_at },
       });
     }
     if (reply.reason === "invalid_selector") {

@@ -36,8 +36,11 @@ export const REPLAY_PAGE_SOURCE = String.raw`(() => {
 
   const seekPlayer = (player, t) => {
     const events = eventsOf(player);
-    if (events.length === 0 || t < events[0].timestamp) {
-      return { ok: false, reason: "before_recording", first_at: events[0]?.timestamp ?? null };
+    // Before the first full snapshot there is no document to show (rrweb would leave whatever the
+    // iframe held, possibly a later state), so such an instant is outside the recording.
+    const firstFull = events.find((e) => e.type === 2);
+    if (!firstFull || t < firstFull.timestamp) {
+      return { ok: false, reason: "before_recording", first_at: firstFull ? firstFull.timestamp : null };
     }
     const after = firstAfter(events, t);
     // rrweb applies events with timestamp < baseline synchronously and picks the last Meta <= baseline
