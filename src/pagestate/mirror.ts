@@ -275,7 +275,9 @@ export class DomMirror {
         // textarea and select have no value attribute in HTML: the recorded value is state only.
         if (node.tag !== "input") node.attrs.delete("value");
       }
-      if (isToggle(node)) node.checked = node.attrs.has("checked");
+      // rrweb writes `checked: true` (a boolean) for a checked box or radio; a string is only the page's
+      // default-state attribute on one that is not checked now.
+      if (isToggle(node)) node.checked = attributes.checked === true;
     }
   }
 

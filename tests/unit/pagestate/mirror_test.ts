@@ -56,6 +56,7 @@ Deno.test("meta and a full snapshot build the document, keeping rrweb's internal
     r.el("div", { id: "box", class: "scroller", rr_scrollTop: 120, rr_scrollLeft: 4 }, "hello"),
     r.el("input", { id: "email", type: "email", value: "****" }),
     r.el("input", { id: "agree", type: "checkbox", checked: true }),
+    r.el("input", { id: "was-default", type: "radio", checked: "" }),
     r.el("input", { id: "go", type: "submit", value: "Pay" }),
     r.el("textarea", { id: "note", value: "typed" }),
     r.el(
@@ -78,7 +79,7 @@ Deno.test("meta and a full snapshot build the document, keeping rrweb's internal
   assert(c);
   assertEquals(c.kind, "snapshot");
   assertEquals(c.added.length, m.size, "every node of the snapshot is reported as added");
-  assertEquals(m.size, 21);
+  assertEquals(m.size, 22);
   assertEquals(m.document?.kind, "document");
   assertEquals(m.document?.children.map((n) => n.kind), ["doctype", "element"]);
   assertEquals(el(m, "style").attrs.size, 0, "_cssText is not an attribute");
@@ -93,6 +94,11 @@ Deno.test("meta and a full snapshot build the document, keeping rrweb's internal
     el(m, "#agree").attrs.get("checked"),
     "",
     "true becomes an empty attribute, as rrweb rebuilds it",
+  );
+  assertEquals(
+    el(m, "#was-default").checked,
+    false,
+    "a string checked is the default attribute, not the state",
   );
   assertEquals(el(m, "#go").value, undefined, "a submit button's value is its label, not form state");
   assertEquals(el(m, "#note").value, "typed");
