@@ -146,6 +146,19 @@ Deno.test({
       const uncovered = structured(earlier).elements as Array<{ covered_by?: unknown }>;
       assertEquals(uncovered[0].covered_by, undefined, earlier.content[0]?.text);
 
+      // visible is measured with real layout in the replay target, at each instant that could change it.
+      const shows = await server.call("bisect", {
+        range: { start_ms: shownAt - 400, end_ms: shownAt + 400 },
+        selector: "#promo-overlay",
+        predicate: { kind: "visible", equals: true },
+      });
+      assert(!shows.isError, shows.content[0]?.text);
+      const shown = structured(shows);
+      const flipsToVisible = shown.transitions as Array<{ at_ms: number; to: unknown }>;
+      assertEquals(flipsToVisible.length, 1, shows.content[0]?.text);
+      assert(Math.abs(flipsToVisible[0].at_ms - shownAt) <= 5, shows.content[0]?.text);
+      assertEquals(shown.basis, "layout");
+
       await server.call("stop_browser", {});
       const later = await server.call("read_dom_at", {
         marker_id: (marked.marker as { marker_id: string }).marker_id,

@@ -38,8 +38,15 @@ export async function replayAt(
   const loaded = target.loadedEvents(key);
   if (loaded === undefined || loaded > events.length) await target.load(key, events);
   else if (loaded < events.length) await target.append(key, events.slice(loaded));
-  // Any event's pair of clocks maps the instant onto the page clock rrweb replays by.
-  const ref = window?.events[0];
+  // The last event at or before the instant maps it onto the page clock rrweb replays by: chunks carry
+  // their own clock offsets (sampled per batch), so an instant at an event's time maps to that event's own
+  // timestamp and the event is applied.
+  const all = window?.events ?? [];
+  let ref = all[0];
+  for (const e of all) {
+    if (e.at_ns > at.at_ns) break;
+    ref = e;
+  }
   const timestampMs = ref ? ref.event.timestamp + (at.at_ns - ref.at_ns) / 1e6 : 0;
   return { key, timestampMs };
 }

@@ -8,7 +8,10 @@ import { diffDom } from "../../pagestate/dom_diff.ts";
 import type { DomNode } from "../../pagestate/dom_types.ts";
 import { predicateSchema, type PredicateValue } from "../../pagestate/predicates.ts";
 import { changesDom, domWindow } from "../../pagestate/states.ts";
-import { scanTransitions } from "../../pagestate/transitions.ts";
+import { scanTransitions, scanTransitionsAsync, type TransitionScan } from "../../pagestate/transitions.ts";
+import { PredicateError } from "../../pagestate/predicates.ts";
+import { replayTarget } from "../../pagestate/replay.ts";
+import { replayAt } from "./page_state_layout.ts";
 import { stateFrame } from "../../temporal/state_frame.ts";
 import type { AppContext } from "../context.ts";
 import { defineTool } from "../define_tool.ts";
@@ -56,6 +59,23 @@ async function windowOf(
   const at = await instantOf(app, { session_id: args.session_id, page_id: args.page_id, at_ms: 0 });
   const rec = recordedPage(app, at.session_id, at.page_id);
   return { rec, window: { from_ns: rec.extent.first_ns, to_ns: rec.end_ns } };
+}
+
+/** A predicate that cannot apply to its element (optionCount on a non-select) is the caller's to fix. */
+async function scanOrExplain(scan: () => Promise<TransitionScan>): Promise<TransitionScan> {
+  try {
+    return await scan();
+  } catch (err) {
+    if (!(err instanceof PredicateError)) throw err;
+    throw new ToolError({
+      code: err.code,
+      message: err.message,
+      retry: "never",
+      recovery:
+        "Choose a predicate that fits the element (optionCount is for a select), or a selector for one.",
+      affected: { argument: "predicate" },
+    });
+  }
 }
 
 function valueText(v: PredicateValue): string {
@@ -161,13 +181,37 @@ export const pageStateWindowTools = [
           affected: { session_id: rec.session_id, page_id: rec.page_id, argument: "range" },
         });
       }
-      const scan = scanTransitions(
-        scanWindow.mirror,
-        scanWindow.events,
-        window.from_ns,
-        window.to_ns,
-        selector,
-        args.predicate,
+      const scan = await scanOrExplain(() =>
+        args.predicate.kind === "visible"
+          // Visibility is measured in the replay target at each instant that could change it (real layout).
+          ? scanTransitionsAsync(
+            scanWindow.mirror,
+            scanWindow.events,
+            window.from_ns,
+            window.to_ns,
+            selector,
+            args.predicate,
+            async (_nodeId, atNs) => {
+              const { key, timestampMs } = await replayAt(app, {
+                session_id: rec.session_id,
+                page_id: rec.page_id,
+                at_ns: Math.max(atNs, rec.extent.first_ns),
+                anchor: { kind: "session_time" },
+              });
+              const seen = await replayTarget().isVisible(key, timestampMs, args.selector);
+              return seen === "elementMissing" ? undefined : seen;
+            },
+          )
+          : Promise.resolve(
+            scanTransitions(
+              scanWindow.mirror,
+              scanWindow.events,
+              window.from_ns,
+              window.to_ns,
+              selector,
+              args.predicate,
+            ),
+          )
       );
       // The frame of each new state: its first paint unless the page changed again before that paint.
       const changeTimes = scanWindow.events.filter(changesDom).map((e) => e.at_ns);
