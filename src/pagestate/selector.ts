@@ -207,8 +207,10 @@ export function isChecked(node: DomNode): boolean {
   }
   if (node.tag === "option") {
     const select = owningSelect(node);
-    if (select?.value !== undefined && !select.attrs.has("multiple")) {
-      return optionValue(node) === select.value;
+    // A masked value (maskAllInputs records "***") says nothing about which option is chosen.
+    const value = select?.value;
+    if (value !== undefined && !/^\*+$/.test(value) && !select?.attrs.has("multiple")) {
+      return optionValue(node) === value;
     }
     return node.attrs.has("selected");
   }
