@@ -29,6 +29,8 @@ export interface ElementQuery {
   role?: string;
   /** CSS selector (the engine's supported subset). */
   selector?: string;
+  /** Also search same-origin iframe documents. */
+  frames?: boolean;
 }
 
 export interface ElementMatch {
@@ -61,10 +63,11 @@ interface Matcher {
   needle?: string;
   role?: string;
   selector?: ParsedSelector;
+  frames: boolean;
 }
 
 function matcherOf(query: ElementQuery): Matcher {
-  const m: Matcher = {};
+  const m: Matcher = { frames: query.frames === true };
   if (query.text !== undefined) {
     const needle = collapseWhitespace(query.text).toLowerCase();
     if (needle === "") throw new Error("text must not be empty");
@@ -81,14 +84,16 @@ function matcherOf(query: ElementQuery): Matcher {
 }
 
 /**
- * Every element of `root` (not into frames) that satisfies all criteria. The text test walks down only while
+ * Every element of `root` (into same-origin frames when asked) that satisfies all criteria. The text test walks down only while
  * an ancestor's text still holds the needle: a descendant's text is a substring of its ancestor's.
  */
 function candidates(root: DomNode, m: Matcher): DomNode[] {
-  const pool = m.selector ? new Set(querySelectorAll(root, m.selector)) : undefined;
+  const pool = m.selector ? new Set(querySelectorAll(root, m.selector, { frames: m.frames })) : undefined;
   const out: DomNode[] = [];
   const visit = (n: DomNode, textMayMatch: boolean): void => {
     for (const c of n.children) {
+      // A frame's document: its text is not its iframe's, so the text test starts afresh inside.
+      if (c.kind === "document" && m.frames) visit(c, true);
       if (c.kind !== "element") continue;
       if (INVISIBLE_TAGS.has(c.tag) && !pool?.has(c)) continue;
       let textHit = false;

@@ -355,3 +355,15 @@ Deno.test("replays a real rrweb recording end to end (fixtures/recordings/checko
     "the options were removed",
   );
 });
+
+Deno.test("frames are searched only when asked", () => {
+  const r = new Rec();
+  const inner = r.doc(r.el("html", {}, r.el("body", {}, r.el("button", { id: "framed" }, "Pay in frame"))));
+  const snap = r.page(r.el("iframe", { id: "f" }, inner), r.el("button", { id: "top" }, "Pay"));
+  const events = timeline([r.meta("https://x.test/"), r.full(snap)]);
+  assertEquals(findElements(events, nsOf(1), { text: "pay" }).matches.map((m) => m.selector), ["#top"]);
+  const all = findElements(events, nsOf(1), { text: "pay", frames: true });
+  assertEquals(all.matches.map((m) => m.selector), ["#framed", "#top"]);
+  assertEquals(findElements(events, nsOf(1), { selector: "button", frames: true }).total, 2);
+  assertEquals(findElements(events, nsOf(1), { role: "button" }).total, 1);
+});

@@ -566,3 +566,15 @@ Deno.test("removes follow the DOM: a stale parent leaves the node, a removed sub
   assertEquals(m.node(b), undefined);
   assertEquals(m.warnings, 0);
 });
+
+Deno.test("the committed real recordings replay without a single unknown id", async () => {
+  for (const name of ["checkout", "table300", "utility_soup"]) {
+    const url = new URL(`../../../fixtures/recordings/${name}.json`, import.meta.url);
+    const events = JSON.parse(await Deno.readTextFile(url)) as eventWithTime[];
+    const m = new DomMirror();
+    for (const e of events) m.apply(e);
+    assertEquals(m.warnings, 0, name);
+    assert(m.document && m.size > 50, `${name}: a document`);
+    assert(m.href.endsWith(`/${name}.html`), m.href);
+  }
+});
