@@ -37,6 +37,11 @@ const POPUP_PAGE = `<!doctype html><title>opener</title>
 <button id="open" onclick="window.open('/popup_child.html', '_blank')">open</button>`;
 const POPUP_CHILD = `<!doctype html><title>child</title><p id="child">popup child</p>`;
 
+const FRAME_PAGE =
+  `<!doctype html><title>frames</title><p>top</p><iframe id="inner" src="/frame_child.html"></iframe>`;
+const FRAME_CHILD = `<!doctype html><title>child</title><p id="inner-text">inside the frame</p>
+<button id="grow" onclick="document.body.appendChild(document.createElement('section')).textContent = 'grown inside'">grow</button>`;
+
 const STYLE_PAGE = `<!doctype html><title>styles</title><style>p { color: rgb(1, 2, 3); }</style>
 <p id="text">text</p><input id="field" type="text"><button id="poke">poke</button>
 <script>document.getElementById("poke").addEventListener("click", () => document.body.appendChild(document.createElement("hr")));</script>`;
@@ -325,4 +330,20 @@ Deno.test({
       assert(bad.isError, "record_dom must be a boolean");
     }, { browser: { headless: true, record_dom: false } });
   },
+});
+
+Deno.test({
+  name: "dom recorder: a same-origin frame is recorded by its top document's recorder, once",
+  ...e2e,
+  fn: () =>
+    withRecorder({ files: { "frames.html": FRAME_PAGE, "frame_child.html": FRAME_CHILD } }, async (r) => {
+      const page = r.session.page();
+      await r.session.navigate(page, `${r.pages.origin}/frames.html`, "load", 15_000);
+      const text = () => r.events(page.id).map((e) => JSON.stringify(e.data)).join("\n");
+      assert(await until(() => text().includes("inside the frame")), "the frame's document is recorded");
+      await evaluate(page, `document.getElementById("inner").contentDocument.getElementById("grow").click()`);
+      assert(await until(() => text().includes("grown inside")), "a mutation inside the frame is recorded");
+      assertEquals(new Set(r.batches.map((b) => b.page_id)).size, 1, "no second recorder in the frame");
+      assertEquals(r.events(page.id).filter((e) => e.type === EventType.Meta).length, 1);
+    }),
 });
