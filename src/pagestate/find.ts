@@ -150,7 +150,7 @@ export function findElements(
   for (; i < events.length && events[i].at_ns <= atNs; i++) {
     const epoch = epochAt.get(i);
     if (epoch !== undefined) k = epoch;
-    step(state, events[i]);
+    step(state, events[i], epoch !== undefined && !epochs[epoch].newDocument);
   }
   const root = state.mirror.document;
   if (!root) return { matches: [], total: 0, has_document: false, warnings: state.mirror.warnings };

@@ -100,14 +100,49 @@ export interface EpochState {
   fromSnapshot: Set<number>;
 }
 
-/** Applies one event to an epoch state, keeping first-seen times; returns what it touched. */
-export function step(state: EpochState, e: TimedDomEvent): ReturnType<DomMirror["apply"]> {
+/** Every node of a document by id (iframe documents included). */
+function nodesOf(root: DomNode | undefined): Map<number, DomNode> {
+  const out = new Map<number, DomNode>();
+  const stack = root ? [root] : [];
+  while (stack.length > 0) {
+    const n = stack.pop();
+    if (!n) break;
+    out.set(n.id, n);
+    for (const ch of n.children) stack.push(ch);
+  }
+  return out;
+}
+
+/**
+ * Applies one event to an epoch state, keeping first-seen times; returns what it touched. At a checkpoint of
+ * the same document (`checkpoint`), a node alive before it under the same id and tag keeps its time: rrweb
+ * 2.x keeps ids across checkpoints, so only nodes new to the checkpoint need identity tracing.
+ */
+export function step(
+  state: EpochState,
+  e: TimedDomEvent,
+  checkpoint = false,
+): ReturnType<DomMirror["apply"]> {
+  const before = checkpoint && e.event.type === EventType.FullSnapshot
+    ? nodesOf(state.mirror.document)
+    : undefined;
   const c = state.mirror.apply(e.event);
   if (!c) return c;
   if (c.kind === "snapshot") {
+    const previous = state.firstSeen;
     state.firstSeen = new Map();
-    state.fromSnapshot = new Set(c.added);
-    for (const id of c.added) state.firstSeen.set(id, e.at_ns);
+    state.fromSnapshot = new Set();
+    for (const id of c.added) {
+      const old = before?.get(id);
+      const now = state.mirror.node(id);
+      const kept = old && now && sameNode(now, old) ? previous.get(id) : undefined;
+      if (kept !== undefined) {
+        state.firstSeen.set(id, kept);
+      } else {
+        state.firstSeen.set(id, e.at_ns);
+        state.fromSnapshot.add(id);
+      }
+    }
   } else if (c.kind === "mutation") {
     for (const id of c.added) if (!state.firstSeen.has(id)) state.firstSeen.set(id, e.at_ns);
   }

@@ -367,3 +367,38 @@ Deno.test("frames are searched only when asked", () => {
   assertEquals(findElements(events, nsOf(1), { selector: "button", frames: true }).total, 2);
   assertEquals(findElements(events, nsOf(1), { role: "button" }).total, 1);
 });
+
+Deno.test("checkpoints that keep ids (rrweb 2.x) keep every node's first_seen without identity guesses", () => {
+  const r = new Rec();
+  const snap = r.page(r.el("ul", { id: "list" }));
+  const list = idOf(snap, "list");
+  const one = r.el("li", {}, "same");
+  const two = r.el("li", {}, "same");
+  const events = timeline([
+    r.meta("https://x.test/"), // 0
+    r.full(snap), // 1
+    r.mutation({ adds: addsFor(list, one) }), // 2
+    r.mutation({ adds: addsFor(list, two) }), // 3
+    r.meta("https://x.test/"), // 4
+    r.full(structuredClone(snap)), // 5: the same ids, re-serialized (with both items, below)
+  ]);
+  // The checkpoint serializes the list with both items, under their ids.
+  const sn = events[5].event;
+  assert(sn.type === 2);
+  const ul = findSnById(sn.data.node, list);
+  assert(ul && "childNodes" in ul);
+  ul.childNodes = [one, two];
+  const res = findElements(events, nsOf(5), { text: "same" });
+  assertEquals(res.matches.map((m) => [m.node_id, m.first_seen_ns]), [[one.id, nsOf(2)], [two.id, nsOf(3)]]);
+});
+
+function findSnById(root: serializedNodeWithId, id: number): serializedNodeWithId | undefined {
+  if (root.id === id) return root;
+  if ("childNodes" in root) {
+    for (const c of root.childNodes) {
+      const hit = findSnById(c, id);
+      if (hit) return hit;
+    }
+  }
+  return undefined;
+}
