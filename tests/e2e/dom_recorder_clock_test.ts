@@ -135,7 +135,7 @@ Deno.test({
       for (const lag of lags) {
         assert(lag > -5, `a frame showed a mutation ${-lag} ms before its mapped time`);
         // Generous: under a loaded machine a paint can lag; the bound that matters is the lower one.
-        assert(lag < 250, `the first frame showing a mutation came ${lag} ms after it`);
+        assert(lag < 1_000, `the first frame showing a mutation came ${lag} ms after it`);
       }
     }),
 });

@@ -58,6 +58,15 @@ function emptyCustomElements(scope: Scope): void {
 }
 
 /**
+ * rrweb warns on the console (a node it could not serialize, a cross-origin frame); this world's console
+ * is its own, so silencing it keeps the recorder's words out of the page's recorded console events.
+ */
+function quietConsole(scope: Scope): void {
+  const c = scope.console as unknown as Record<string, unknown>;
+  for (const k of ["log", "info", "warn", "error", "debug"]) c[k] = () => {};
+}
+
+/**
  * rrweb stamps a mutation when it has serialized it, which a cold code path (a document's first
  * mutation) delays by several ms. An observer created before rrweb's runs first in the same delivery and
  * notes when the DOM changed; the stamp holds until the task ends, so it never reaches a later change.
@@ -95,6 +104,7 @@ function start(opts: RecorderStartOptions): boolean {
   if (!running) {
     passUntaintedProbe();
     emptyCustomElements(scope);
+    quietConsole(scope);
   }
   const deliver = send as Send;
   let buffer: eventWithTime[] = [];
@@ -146,6 +156,8 @@ function start(opts: RecorderStartOptions): boolean {
     recordCanvas: false,
     collectFonts: false,
     inlineImages: false,
+    // A recorder failure stays in the recorder (handled), not an exception event of the page.
+    errorHandler: () => true,
     slimDOMOptions: {
       script: true,
       comment: true,
