@@ -13,6 +13,8 @@ export interface LaunchOptions {
   startupTimeoutMs?: number;
   /** A temporary profile: the watchdog removes it if the server dies. */
   temporary?: boolean;
+  /** Flags added after the project's own (the replay target's network lockdown). */
+  extraArgs?: readonly string[];
   /** Called once Chrome's pid is known, before anything waits on it (the instance records it). */
   onSpawn?: (pid: number, group: boolean) => Promise<void>;
 }
@@ -50,6 +52,7 @@ export function chromeArgs(opts: LaunchOptions): string[] {
   ];
   if (opts.headless) args.push("--headless", "--hide-scrollbars", "--mute-audio");
   if (Deno.build.os === "linux" && Deno.uid() === 0) args.push("--no-sandbox");
+  if (opts.extraArgs) args.push(...opts.extraArgs);
   args.push("about:blank");
   return args;
 }

@@ -109,6 +109,17 @@ Deno.test({
       const markers = structured(await server.call("read_markers", {}));
       assertEquals(markers.total, 1);
 
+      // The message's lifetime, exact from the mutation stream.
+      const found = await server.call("find_element", { text: "Province is required" });
+      assert(!found.isError, found.content[0]?.text);
+      const match = (structured(found).matches as Array<
+        { first_seen_ms: number; last_seen_ms: number | null; selector: string }
+      >)[0];
+      const errorAt = await sessionMsOf(server, list.find((t) => t.what === "error_shown")?.at_epoch_ms ?? 0);
+      assert(Math.abs(match.first_seen_ms - errorAt) <= 5, `${found.content[0]?.text} vs ${errorAt}`);
+      assertEquals(match.last_seen_ms, null, "still present");
+      assert(match.selector.includes("error"), match.selector);
+
       // A predicate that flips three times yields three transitions.
       const flip = String(structured(await server.call("click", { selector: "#flip" })).interaction_id);
       await server.call("click", { selector: "#show-promo" });

@@ -14,6 +14,8 @@ import {
   SelectorError,
 } from "../../pagestate/selector.ts";
 import { domStateAt, type PageDomState } from "../../pagestate/states.ts";
+import { findElements } from "../../pagestate/find.ts";
+import { domEvents } from "../../capture/dom_query.ts";
 import { stateFrame } from "../../temporal/state_frame.ts";
 import type { AppContext } from "../context.ts";
 import { defineTool } from "../define_tool.ts";
@@ -150,6 +152,83 @@ export const pageStateTools = [
         frame: frame ?? null,
         ...(state.last_change_ns !== undefined ? { last_change_ms: msOf(state.last_change_ns) } : {}),
         ...(state.next_change_ns !== undefined ? { next_change_ms: msOf(state.next_change_ns) } : {}),
+      });
+    },
+  }),
+  defineTool({
+    name: "find_element",
+    capability: "page-state",
+    output: OUTPUT_SCHEMAS.find_element,
+    description:
+      "Find elements by text, role and/or selector at an instant (default: now / the end of the recording): at most 5 innermost matches with a stable selector, and when each was first and last seen (exact, from the mutation stream).",
+    input: z.strictObject({
+      ...instantFields,
+      text: z.string().min(1).max(200).optional(),
+      role: z.string().min(1).max(40).optional(),
+      selector: cssSelector.optional(),
+      limit: z.number().int().min(1).max(5).optional(),
+    }),
+    annotations: { readOnlyHint: true },
+    handler: async (args, app) => {
+      if (args.text === undefined && args.role === undefined && args.selector === undefined) {
+        throw new ToolError({
+          code: "invalid_arguments",
+          message: "find_element needs text, role or selector (or several: all must hold).",
+          retry: "never",
+          recovery: 'Give e.g. {text: "Pay"}, {role: "button"} or {selector: "form#checkout button"}.',
+          affected: { argument: "text" },
+        });
+      }
+      if (args.selector !== undefined) selectorArg(args.selector, "selector");
+      const at = await instantOf(app, args, "instant", true);
+      const rec = recordedPage(app, at.session_id, at.page_id);
+      assertRecordedInstant(rec, at.at_ns);
+      // Lifetimes need the whole recording of the page, not only the stretch up to the instant.
+      const window = domEvents(
+        app.recorder.reader(),
+        at.session_id,
+        at.page_id,
+        rec.extent.first_ns,
+        rec.end_ns,
+      );
+      const found = findElements(window?.events ?? [], at.at_ns, {
+        ...(args.text !== undefined ? { text: args.text } : {}),
+        ...(args.role !== undefined ? { role: args.role } : {}),
+        ...(args.selector !== undefined ? { selector: args.selector } : {}),
+      }, args.limit ?? 5);
+      const matches = found.matches.map((m) => ({
+        node_id: m.node_id,
+        tag: m.tag,
+        selector: m.selector,
+        unique: m.unique,
+        text: m.text,
+        role: m.role,
+        first_seen_ms: msOf(m.first_seen_ns),
+        last_seen_ms: m.last_seen_ns === null ? null : msOf(m.last_seen_ns),
+        present_at_end: m.present_at_end,
+      }));
+      const atMs = msOf(at.at_ns);
+      const lines = [
+        `${found.total} match(es) on page ${at.page_id} at ${anchorText(at)}${
+          found.total > matches.length ? ` (first ${matches.length})` : ""
+        }`,
+        ...matches.map((m) =>
+          `${m.selector}${m.unique ? "" : " (not unique)"}${m.text ? ` "${m.text}"` : ""}${
+            m.role ? ` [${m.role}]` : ""
+          }: seen ${m.first_seen_ms} ms → ${
+            m.last_seen_ms === null ? "still present" : `${m.last_seen_ms} ms`
+          }`
+        ),
+        ...(found.total === 0
+          ? ["nothing matched then; find_element at another instant, or read_dom_at to see what was there"]
+          : []),
+      ];
+      return output(lines.join("\n"), {
+        session_id: at.session_id,
+        page_id: at.page_id,
+        at_ms: atMs,
+        matches,
+        total: found.total,
       });
     },
   }),

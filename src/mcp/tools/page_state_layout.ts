@@ -16,6 +16,7 @@ import {
   assertRecordedInstant,
   instantFields,
   instantOf,
+  type RecordedPage,
   recordedPage,
   type ResolvedInstant,
 } from "./page_state_args.ts";
@@ -23,32 +24,57 @@ import { cssSelector, selectorArg } from "./page_state.ts";
 
 const msOf = (ns: number) => Math.round(ns / 1e3) / 1e3;
 
-/** Loads (or tops up) the replay of the checkpoint an instant belongs to; the instant on the events' clock. */
+/** A stretch of a page's recording loaded in the replay target, and its clock. */
+export interface ReplayWindow {
+  key: string;
+  /** An instant of the session clock on the page clock rrweb replays by. */
+  timestampOf(atNs: number): number;
+}
+
+/**
+ * Loads (or tops up) the replay of [fromNs, toNs] of a page: the events from the checkpoint before fromNs.
+ * One key per window start, so the probes of one bisect share a loaded Replayer and a point read loads
+ * only its checkpoint's stretch.
+ */
+export async function replayWindow(
+  app: AppContext,
+  rec: RecordedPage,
+  fromNs: number,
+  toNs: number,
+): Promise<ReplayWindow> {
+  assertRecordedInstant(rec, fromNs);
+  const window = domEvents(app.recorder.reader(), rec.session_id, rec.page_id, fromNs, toNs);
+  if (!window || window.events.length === 0) assertRecordedInstant({ ...rec, end_ns: -1 }, fromNs);
+  const timed = window?.events ?? [];
+  const events = timed.map((e) => e.event as eventWithTime);
+  const key = `${rec.session_id}/${rec.page_id}/${window?.checkpoint_ns ?? 0}`;
+  const target = replayTarget();
+  const loaded = target.loadedEvents(key);
+  if (loaded === undefined || loaded > events.length) await target.load(key, events);
+  else if (loaded < events.length) await target.append(key, events.slice(loaded));
+  return {
+    key,
+    // The last event at or before the instant maps it: chunks carry their own clock offsets (sampled per
+    // batch), so an instant at an event's time maps to that event's own timestamp and the event is applied.
+    timestampOf(atNs: number): number {
+      let ref = timed[0];
+      for (const e of timed) {
+        if (e.at_ns > atNs) break;
+        ref = e;
+      }
+      return ref ? ref.event.timestamp + (atNs - ref.at_ns) / 1e6 : 0;
+    },
+  };
+}
+
+/** The replay of the checkpoint an instant belongs to, and the instant on the events' clock. */
 export async function replayAt(
   app: AppContext,
   at: ResolvedInstant,
 ): Promise<{ key: string; timestampMs: number }> {
   const rec = recordedPage(app, at.session_id, at.page_id);
-  assertRecordedInstant(rec, at.at_ns);
-  const window = domEvents(app.recorder.reader(), at.session_id, at.page_id, at.at_ns, at.at_ns);
-  if (!window || window.events.length === 0) assertRecordedInstant({ ...rec, end_ns: -1 }, at.at_ns);
-  const events = (window?.events ?? []).map((e) => e.event as eventWithTime);
-  const key = `${at.session_id}/${at.page_id}/${window?.checkpoint_ns ?? 0}`;
-  const target = replayTarget();
-  const loaded = target.loadedEvents(key);
-  if (loaded === undefined || loaded > events.length) await target.load(key, events);
-  else if (loaded < events.length) await target.append(key, events.slice(loaded));
-  // The last event at or before the instant maps it onto the page clock rrweb replays by: chunks carry
-  // their own clock offsets (sampled per batch), so an instant at an event's time maps to that event's own
-  // timestamp and the event is applied.
-  const all = window?.events ?? [];
-  let ref = all[0];
-  for (const e of all) {
-    if (e.at_ns > at.at_ns) break;
-    ref = e;
-  }
-  const timestampMs = ref ? ref.event.timestamp + (at.at_ns - ref.at_ns) / 1e6 : 0;
-  return { key, timestampMs };
+  const w = await replayWindow(app, rec, at.at_ns, at.at_ns);
+  return { key: w.key, timestampMs: w.timestampOf(at.at_ns) };
 }
 
 function elementLine(e: MeasuredElement): string {

@@ -11,7 +11,7 @@ import { changesDom, domWindow } from "../../pagestate/states.ts";
 import { scanTransitions, scanTransitionsAsync, type TransitionScan } from "../../pagestate/transitions.ts";
 import { PredicateError } from "../../pagestate/predicates.ts";
 import { replayTarget } from "../../pagestate/replay.ts";
-import { replayAt } from "./page_state_layout.ts";
+import { replayWindow } from "./page_state_layout.ts";
 import { stateFrame } from "../../temporal/state_frame.ts";
 import type { AppContext } from "../context.ts";
 import { defineTool } from "../define_tool.ts";
@@ -181,8 +181,11 @@ export const pageStateWindowTools = [
           affected: { session_id: rec.session_id, page_id: rec.page_id, argument: "range" },
         });
       }
+      const visible = args.predicate.kind === "visible"
+        ? await replayWindow(app, rec, scanWindow.checkpoint_ns, window.to_ns)
+        : undefined;
       const scan = await scanOrExplain(() =>
-        args.predicate.kind === "visible"
+        visible
           // Visibility is measured in the replay target at each instant that could change it (real layout).
           ? scanTransitionsAsync(
             scanWindow.mirror,
@@ -192,13 +195,11 @@ export const pageStateWindowTools = [
             selector,
             args.predicate,
             async (_nodeId, atNs) => {
-              const { key, timestampMs } = await replayAt(app, {
-                session_id: rec.session_id,
-                page_id: rec.page_id,
-                at_ns: Math.max(atNs, rec.extent.first_ns),
-                anchor: { kind: "session_time" },
-              });
-              const seen = await replayTarget().isVisible(key, timestampMs, args.selector);
+              const seen = await replayTarget().isVisible(
+                visible.key,
+                visible.timestampOf(atNs),
+                args.selector,
+              );
               return seen === "elementMissing" ? undefined : seen;
             },
           )
