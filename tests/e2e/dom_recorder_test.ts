@@ -6,7 +6,12 @@
 import { EventType, IncrementalSource } from "@rrweb/types";
 import { assert, assertEquals } from "../assert.ts";
 import { e2e, structured, textOf, withServer } from "./harness.ts";
-import { DOM_RECORDER_BINDING, domRecorderSetup, domRecorderStats } from "../../src/pagestate/recorder.ts";
+import {
+  DOM_RECORDER_BINDING,
+  DOM_RECORDER_WORLD,
+  domRecorderSetup,
+  domRecorderStats,
+} from "../../src/pagestate/recorder.ts";
 import type { PageTarget } from "../../src/browser/targets.ts";
 import { click, evaluate, type Recorded, sleep, typeInto, until, withRecorder } from "./dom_recorder_util.ts";
 
@@ -113,6 +118,26 @@ Deno.test({
         seen: [],
       });
       assertEquals(domRecorderStats(r.session)?.refused, 0);
+
+      // The recorder's own world (the same named world, reached over CDP): an empty custom element
+      // registry instead of null (rrweb threw per element), a console of its own that says nothing.
+      const world = await page.send("Page.createIsolatedWorld", {
+        frameId: page.mainFrameId ?? "",
+        worldName: DOM_RECORDER_WORLD,
+      });
+      const inside = await page.send("Runtime.evaluate", {
+        contextId: world.executionContextId,
+        returnByValue: true,
+        expression: `JSON.stringify({
+          recorder: typeof __krometrailRrweb, registry: customElements !== null && customElements.get("x-y") === undefined,
+          console: String(console.warn).includes("[native code]"),
+        })`,
+      });
+      assertEquals(JSON.parse(String(inside.result.value)), {
+        recorder: "object",
+        registry: true,
+        console: false,
+      });
 
       // The setup sent again (an initialization round retried) runs the script again: still one recording.
       await Promise.all(domRecorderSetup().apply(page));
