@@ -3,7 +3,8 @@
  * (innermost matches only), each named by a stable selector and given its lifetime measured exactly from
  * the mutation stream (`lifetimes.ts`). Pure: the caller supplies the page's decoded events.
  */
-import { EventType } from "@rrweb/types";
+import { EventType, NodeType } from "@rrweb/types";
+import type { serializedNodeWithId } from "@rrweb/types";
 import type { DomNode, TimedDomEvent } from "./dom_types.ts";
 import { collapseWhitespace, cut, INVISIBLE_TAGS, textContent } from "./dom_facts.ts";
 import { type ParsedSelector, parseSelector, querySelectorAll } from "./selector.ts";
@@ -203,17 +204,24 @@ function lastSeenOf(
         break;
       }
       const before = mirror.document;
-      const identities: [number, number, DomNode, Identity][] = [];
+      // rrweb keeps ids across checkpoints: a tracked id the snapshot serializes again with its tag needs no
+      // identity (each costs a stable selector and a query); the others are recognized by it afterwards.
+      const serialized = event.type === EventType.FullSnapshot
+        ? serializedTags(event.data.node)
+        : new Map<number, string>();
+      const identities: [number, number, DomNode, Identity | undefined][] = [];
       for (const [id, original] of tracked) {
         const node = mirror.node(id);
-        if (before && node) identities.push([id, original, node, identityOf(node, before)]);
+        if (!before || !node) continue;
+        const kept = serialized.get(id) === node.tag;
+        identities.push([id, original, node, kept ? undefined : identityOf(node, before)]);
       }
       mirror.apply(event);
       const after = mirror.document;
       const next = new Map<number, number>();
       for (const [id, original, old, identity] of identities) {
         const now = mirror.node(id);
-        const node = (now && sameNode(now, old)) ?? (after && resolveIdentity(identity, after));
+        const node = (now && sameNode(now, old)) ?? (after && identity && resolveIdentity(identity, after));
         if (node) next.set(node.id, original);
         else out.set(original, at_ns);
       }
@@ -227,6 +235,21 @@ function lastSeenOf(
         out.set(original, at_ns);
         tracked.delete(id);
       }
+    }
+  }
+  return out;
+}
+
+/** Tag ("" for non-elements) of every node a serialized snapshot holds, by id. */
+function serializedTags(root: serializedNodeWithId): Map<number, string> {
+  const out = new Map<number, string>();
+  const stack = [root];
+  while (stack.length > 0) {
+    const n = stack.pop();
+    if (!n) break;
+    out.set(n.id, n.type === NodeType.Element ? n.tagName.toLowerCase() : "");
+    if (n.type === NodeType.Element || n.type === NodeType.Document) {
+      for (const c of n.childNodes) stack.push(c);
     }
   }
   return out;
