@@ -54,6 +54,32 @@ const optionCount = z.strictObject({
   equals: z.number().int().min(0).max(100_000),
 }).describe("the first match (a select, datalist or optgroup) holds exactly this many options");
 
+/** A rectangle of the page's viewport in CSS px (mapped onto each frame through its own device scale). */
+const region = z.strictObject({
+  x: z.number().min(0).max(100_000),
+  y: z.number().min(0).max(100_000),
+  width: z.number().min(1).max(100_000),
+  height: z.number().min(1).max(100_000),
+}).describe("a rectangle of the viewport in CSS px");
+/** Visual kinds are evaluated over the recorded screencast frames, never over the DOM (no selector). */
+const regionChanged = z.strictObject({
+  kind: z.literal("regionChanged"),
+  region,
+  threshold: z.number().min(0).max(1).optional().describe(
+    "share of the region's pixels (0–1) that must differ from the window's first frame; default 0.01",
+  ),
+}).describe(
+  "visual: the region differs from the window's first frame (a pixel differs when a channel moved by more than 24 of 255) on more than `threshold` of its pixels",
+);
+const regionColor = z.strictObject({
+  kind: z.literal("regionColor"),
+  region,
+  color: z.string().regex(/^#[0-9a-fA-F]{6}$/, "a colour as #rrggbb"),
+  tolerance: z.number().min(0).max(255).optional().describe(
+    "largest channel distance (0–255) of the mean colour from `color`; default 24",
+  ),
+}).describe("visual: the region's mean colour is within `tolerance` of `color` (max channel distance)");
+
 export const PREDICATE_KINDS = [
   "exists",
   "visible",
@@ -62,7 +88,12 @@ export const PREDICATE_KINDS = [
   "attributeExists",
   "attributeEquals",
   "optionCount",
+  "regionChanged",
+  "regionColor",
 ] as const;
+
+/** The kinds evaluated over frames: DOM evaluators refuse them. */
+export const VISUAL_PREDICATE_KINDS = ["regionChanged", "regionColor"] as const;
 
 export const predicateSchema = z
   .discriminatedUnion("kind", [
@@ -73,6 +104,8 @@ export const predicateSchema = z
     attributeExists,
     attributeEquals,
     optionCount,
+    regionChanged,
+    regionColor,
   ])
   .superRefine((p, ctx) => {
     if (p.kind === "attributeExists" || p.kind === "attributeEquals") {
@@ -98,7 +131,17 @@ export const predicateSchema = z
 
 export type PredicateInput = z.input<typeof predicateSchema>;
 
-/** The canonical, validated predicate. */
+/** A visual predicate as validated (defaults not yet applied: see temporal/visual_predicates.ts). */
+export type VisualPredicateInput = Extract<
+  z.output<typeof predicateSchema>,
+  { kind: (typeof VISUAL_PREDICATE_KINDS)[number] }
+>;
+
+export function isVisualPredicate(p: { kind: string }): p is VisualPredicateInput {
+  return (VISUAL_PREDICATE_KINDS as readonly string[]).includes(p.kind);
+}
+
+/** The canonical, validated DOM predicate. */
 export type Predicate =
   | { kind: "exists"; equals: boolean }
   | { kind: "visible"; equals: boolean }
@@ -138,9 +181,18 @@ export function parsePredicate(input: unknown): Predicate {
 /** What the schema yields, or the canonical form itself: evaluators take either. */
 export type PredicateLike = Predicate | z.output<typeof predicateSchema>;
 
-/** The canonical form of an already validated predicate (no validation here). */
+/**
+ * The canonical form of an already validated predicate (no validation here). A visual kind is not a DOM
+ * predicate: every DOM evaluator goes through here, so they all refuse it before touching the document.
+ */
 export function canonicalPredicate(p: PredicateLike): Predicate {
   switch (p.kind) {
+    case "regionChanged":
+    case "regionColor":
+      throw new PredicateError(
+        "predicate_not_applicable",
+        `${p.kind} is a visual predicate, evaluated over the recorded frames, not over the DOM`,
+      );
     case "exists":
     case "visible":
       return { kind: p.kind, equals: p.equals ?? true };
