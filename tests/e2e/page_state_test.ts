@@ -4,11 +4,47 @@
  * disabled ~700 ms later. The page records when each mutation really happened (window.__truth).
  */
 import { assert, assertEquals } from "../assert.ts";
+import { decodeJpeg } from "../../src/vision/jpeg_decode.ts";
 import { e2e, type ServerHandle, structured, withServer } from "./harness.ts";
 
 interface Truth {
   what: string;
   at_epoch_ms: number;
+}
+
+const isGreen = ([r, g, b]: number[]) => g > 110 && r < 90 && b < 90;
+const isGrey = ([r, g, b]: number[]) => Math.abs(r - g) < 25 && Math.abs(g - b) < 25 && r > 120 && r < 190;
+
+interface Box {
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+}
+
+async function submitBox(server: ServerHandle, atMs: number): Promise<{ box: Box; viewportWidth: number }> {
+  const m = structured(await server.call("measure_layout", { at_ms: atMs, selectors: ["#submit"] }));
+  const [e] = m.elements as Array<{ box: Box }>;
+  return { box: e.box, viewportWidth: (m.viewport as { width: number }).width };
+}
+
+/** The colour at the centre of a box in a frame (frames are device pixels of the viewport). */
+async function framePixel(
+  server: ServerHandle,
+  frame: unknown,
+  at: { box: Box; viewportWidth: number },
+): Promise<[number, number, number]> {
+  const id = (frame as { frame_id: number } | null)?.frame_id;
+  assert(id, "a frame shows the state");
+  const fetched = await server.call("fetch_source_frames", { frame_ids: [id] });
+  const image = fetched.content.find((c) => c.type === "image");
+  assert(image?.data, `frame ${id} is inlined`);
+  const img = decodeJpeg(Uint8Array.from(atob(image.data), (c) => c.charCodeAt(0)));
+  const scale = img.width / at.viewportWidth;
+  const x = Math.round((at.box.x + at.box.width / 2) * scale);
+  const y = Math.round((at.box.y + at.box.height / 2) * scale);
+  const i = (y * img.width + x) * 4;
+  return [img.data[i], img.data[i + 1], img.data[i + 2]];
 }
 
 /** The page's own clock onto the session clock, through the server's wall-clock range form. */
@@ -82,6 +118,22 @@ Deno.test({
         Math.abs(transitions[0].at_ms - truthMs) <= 5,
         `bisect found ${transitions[0].at_ms} ms, the page disabled the button at ${truthMs} ms`,
       );
+
+      // Just before and just after: the two states, each with the frame whose pixels show it.
+      const t = transitions[0].at_ms;
+      const justBefore = structured(
+        await server.call("read_dom_at", { at_ms: t - 2, scope: "form#checkout" }),
+      );
+      const justAfter = structured(
+        await server.call("read_dom_at", { at_ms: t + 1, scope: "form#checkout" }),
+      );
+      assert(!String(justBefore.dom).includes("[DISABLED]"), String(justBefore.dom));
+      assert(String(justAfter.dom).includes("[DISABLED]"), String(justAfter.dom));
+      const box = await submitBox(server, t + 1);
+      const beforePixel = await framePixel(server, justBefore.frame, box);
+      const afterPixel = await framePixel(server, justAfter.frame, box);
+      assert(isGreen(beforePixel), `the frame before shows the enabled (green) button: ${beforePixel}`);
+      assert(isGrey(afterPixel), `the frame after shows the disabled (grey) button: ${afterPixel}`);
 
       const diff = await server.call("diff_dom", {
         from: { at_ms: transitions[0].at_ms - 1_000 },
