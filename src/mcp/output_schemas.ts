@@ -168,4 +168,14 @@ export const OUTPUT_SCHEMAS = {
   measure_layout: z.looseObject({ session_id: str, page_id: str, at_ms: num, elements: list, overlaps: list }),
   annotate: z.looseObject({ marker: obj, created: bool }),
   read_markers: z.looseObject({ session_id: str, markers: list, total: num }),
+  load_recording: z.looseObject({
+    session_id: str,
+    page_id: str,
+    duration_ms: num,
+    events: num,
+    checkpoints: num,
+    viewport: obj,
+    href: str,
+    render: obj.optional(),
+  }),
 } satisfies Record<string, z.ZodObject>;

@@ -20,6 +20,7 @@ import { markerTools } from "./tools/markers.ts";
 import { pageStateTools } from "./tools/page_state.ts";
 import { pageStateWindowTools } from "./tools/page_state_window.ts";
 import { pageStateLayoutTools } from "./tools/page_state_layout.ts";
+import { recordingTools } from "./tools/recordings.ts";
 
 export type CapabilityName =
   | "control"
@@ -86,7 +87,13 @@ export const CAPABILITIES: readonly Capability[] = [
     default: "enabled",
     depends: ["temporal-vision"],
     responsibility: "Time-travel DOM: the DOM at any instant, diffs, element lifetimes, bisect, markers",
-    tools: [...pageStateTools, ...pageStateWindowTools, ...pageStateLayoutTools, ...markerTools],
+    tools: [
+      ...pageStateTools,
+      ...pageStateWindowTools,
+      ...pageStateLayoutTools,
+      ...markerTools,
+      ...recordingTools,
+    ],
   },
   {
     name: "scenario",
