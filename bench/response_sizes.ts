@@ -108,6 +108,25 @@ try {
   await call("generate_temporal_video", { interaction_id: interaction });
   await call("query_browser_events");
 
+  // Page state on the checkout fixture: the empty province list disables the submit button.
+  await call("navigate_page", { url: url("checkout.html") });
+  const load = String(sc(await call("click", { selector: "#load-provinces" })).interaction_id);
+  await new Promise((r) => setTimeout(r, 1_200));
+  await call("read_dom_at", { interaction_id: load, offset_ms: 1_000, scope: "form#checkout" });
+  const disabled = sc(
+    await call("bisect", {
+      interaction_id: load,
+      selector: "#submit",
+      predicate: { kind: "propertyEquals", property: "disabled", equals: true },
+    }),
+  );
+  const flipAt = (disabled.transitions as Array<{ at_ms: number }> | undefined)?.[0]?.at_ms ?? 0;
+  await call("diff_dom", { from: { at_ms: Math.max(0, flipAt - 1_000) }, to: { at_ms: flipAt + 10 } });
+  await call("find_element", { text: "Province is required" });
+  await call("measure_layout", { at_ms: flipAt + 10, selectors: ["#submit", "#errors"] });
+  await call("annotate", { at_ms: flipAt, label: "submit disabled" });
+  await call("read_markers");
+
   await call("navigate_page", { url: url("form.html") });
   const form = await call("snapshot_page");
   await call("select_option", { ref: refIn(form, "combobox", "Fruit"), label: "Banana" });
