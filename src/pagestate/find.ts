@@ -18,6 +18,7 @@ import {
   firstSeenOf,
   type Identity,
   identityOf,
+  inSync,
   resolveIdentity,
   sameNode,
   step,
@@ -144,21 +145,20 @@ export function findElements(
   const epochs = epochsOf(events);
   const epochAt = new Map<number, number>();
   epochs.forEach((e, i) => epochAt.set(e.snapshotIndex, i));
-  // Up to the instant: the document then, and when each of its nodes arrived.
+  // Up to the instant: the document then, and when each of its nodes arrived. Nothing of it existed before
+  // the document began, so the walk starts at that document's first snapshot (with its Meta and load events).
   const state = emptyState();
-  let k = -1;
-  let i = 0;
+  let i = documentStart(events, epochs, atNs);
   for (; i < events.length && events[i].at_ns <= atNs; i++) {
     const epoch = epochAt.get(i);
-    if (epoch !== undefined) k = epoch;
-    step(state, events[i], epoch !== undefined && !epochs[epoch].newDocument);
+    step(state, events[i], epoch !== undefined && !epochs[epoch].newDocument, epoch ?? -1);
   }
   const root = state.mirror.document;
   if (!root) return { matches: [], total: 0, has_document: false, warnings: state.mirror.warnings };
   const found = innermost(candidates(root, m));
   const chosen = found.slice(0, Math.max(0, limit));
   const ids = chosen.map((n) => n.id);
-  const first = firstSeenOf(events, epochs, k, state, ids);
+  const first = firstSeenOf(events, epochs, state, ids);
   const last = lastSeenOf(events, epochs, epochAt, i, state.mirror, ids);
   const matches = chosen.map((n): ElementMatch => {
     const s = stableSelector(n, root);
@@ -203,6 +203,8 @@ function lastSeenOf(
         for (const original of tracked.values()) out.set(original, e.boundaryNs);
         break;
       }
+      // A checkpoint the mirror is in sync with changes nothing: every tracked node carries on.
+      if (event.type === EventType.FullSnapshot && inSync(mirror, event.data.node)) continue;
       const before = mirror.document;
       // rrweb keeps ids across checkpoints: a tracked id the snapshot serializes again with its tag needs no
       // identity (each costs a stable selector and a query); the others are recognized by it afterwards.
@@ -253,4 +255,20 @@ function serializedTags(root: serializedNodeWithId): Map<number, string> {
     }
   }
   return out;
+}
+
+/** Index to replay from for the instant: the last new document's snapshot at or before it, less the Meta and
+ * DomContentLoaded events that precede that snapshot. */
+function documentStart(events: readonly TimedDomEvent[], epochs: readonly Epoch[], atNs: number): number {
+  let start = 0;
+  for (const e of epochs) {
+    if (e.snapshotNs > atNs) break;
+    if (e.newDocument) start = e.snapshotIndex;
+  }
+  while (start > 0) {
+    const t = events[start - 1].event.type;
+    if (t !== EventType.Meta && t !== EventType.DomContentLoaded) break;
+    start--;
+  }
+  return start;
 }

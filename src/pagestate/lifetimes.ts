@@ -6,6 +6,8 @@
  * ends every lifetime. Pure.
  */
 import { EventType } from "@rrweb/types";
+import type { serializedNodeWithId } from "@rrweb/types";
+import { NodeType } from "@rrweb/types";
 import type { DomNode, TimedDomEvent } from "./dom_types.ts";
 import { DomMirror } from "./mirror.ts";
 import { cut, textContent } from "./dom_facts.ts";
@@ -96,8 +98,42 @@ export interface EpochState {
   mirror: DomMirror;
   /** Session time each node id entered the document within this epoch. */
   firstSeen: Map<number, number>;
-  /** Ids that came with the epoch's full snapshot (their first_seen may lie in the previous epoch). */
-  fromSnapshot: Set<number>;
+  /** Ids that first came with a checkpoint's snapshot, by that epoch's index (their first_seen may lie in
+   * the epoch before it). */
+  fromSnapshot: Map<number, number>;
+}
+
+/**
+ * Whether the mirror already holds exactly the document a checkpoint serializes: the same ids with the same
+ * tags and parents, and nothing else but iframe documents the snapshot leaves for a later attach. rrweb 2.x
+ * keeps ids across checkpoints, so this is the usual case, and rebuilding the document can be skipped.
+ */
+export function inSync(mirror: DomMirror, sn: serializedNodeWithId): boolean {
+  if (mirror.document?.id !== sn.id) return false;
+  let count = 0;
+  let extra = 0;
+  const stack: [serializedNodeWithId, number | undefined][] = [[sn, undefined]];
+  while (stack.length > 0) {
+    const top = stack.pop();
+    if (!top) break;
+    const [n, parentId] = top;
+    count++;
+    const node = mirror.node(n.id);
+    if (!node || node.parent?.id !== parentId) return false;
+    if (n.type === NodeType.Element) {
+      if (node.tag !== n.tagName.toLowerCase()) return false;
+      if (node.tag === "iframe" && !n.childNodes.some((c) => c.type === NodeType.Document)) {
+        const kept = node.children.find((c) => c.kind === "document");
+        if (kept) extra += nodesOf(kept).size;
+      }
+    } else if (node.kind === "element") {
+      return false;
+    }
+    if (n.type === NodeType.Element || n.type === NodeType.Document) {
+      for (const c of n.childNodes) stack.push([c, n.id]);
+    }
+  }
+  return mirror.size === count + extra;
 }
 
 /** Every node of a document by id (iframe documents included). */
@@ -115,32 +151,39 @@ function nodesOf(root: DomNode | undefined): Map<number, DomNode> {
 
 /**
  * Applies one event to an epoch state, keeping first-seen times; returns what it touched. At a checkpoint of
- * the same document (`checkpoint`), a node alive before it under the same id and tag keeps its time: rrweb
- * 2.x keeps ids across checkpoints, so only nodes new to the checkpoint need identity tracing.
+ * the same document (`checkpoint`) the mirror is already in sync with, nothing is rebuilt; otherwise a node
+ * alive before it under the same id and tag keeps its time, and only nodes new to the checkpoint (noted with
+ * `epoch`, its index) need identity tracing.
  */
 export function step(
   state: EpochState,
   e: TimedDomEvent,
   checkpoint = false,
+  epoch = -1,
 ): ReturnType<DomMirror["apply"]> {
-  const before = checkpoint && e.event.type === EventType.FullSnapshot
-    ? nodesOf(state.mirror.document)
-    : undefined;
+  const isSnapshot = e.event.type === EventType.FullSnapshot;
+  if (checkpoint && e.event.type === EventType.FullSnapshot && inSync(state.mirror, e.event.data.node)) {
+    return undefined;
+  }
+  const before = checkpoint && isSnapshot ? nodesOf(state.mirror.document) : undefined;
   const c = state.mirror.apply(e.event);
   if (!c) return c;
   if (c.kind === "snapshot") {
     const previous = state.firstSeen;
+    const previousFrom = state.fromSnapshot;
     state.firstSeen = new Map();
-    state.fromSnapshot = new Set();
+    state.fromSnapshot = new Map();
     for (const id of c.added) {
       const old = before?.get(id);
       const now = state.mirror.node(id);
       const kept = old && now && sameNode(now, old) ? previous.get(id) : undefined;
       if (kept !== undefined) {
         state.firstSeen.set(id, kept);
+        const from = previousFrom.get(id);
+        if (from !== undefined) state.fromSnapshot.set(id, from);
       } else {
         state.firstSeen.set(id, e.at_ns);
-        state.fromSnapshot.add(id);
+        state.fromSnapshot.set(id, epoch);
       }
     }
   } else if (c.kind === "mutation") {
@@ -150,59 +193,60 @@ export function step(
 }
 
 export function emptyState(): EpochState {
-  return { mirror: new DomMirror(), firstSeen: new Map(), fromSnapshot: new Set() };
+  return { mirror: new DomMirror(), firstSeen: new Map(), fromSnapshot: new Map() };
 }
 
-/** Replays events [from, to) into a fresh state. */
-export function replay(events: readonly TimedDomEvent[], from: number, to: number): EpochState {
+/** Replays events [from, to) into a fresh state; `epoch` is the index of the snapshot at `from`. */
+export function replay(events: readonly TimedDomEvent[], from: number, to: number, epoch = -1): EpochState {
   const state = emptyState();
-  for (let i = from; i < to; i++) step(state, events[i]);
+  for (let i = from; i < to; i++) step(state, events[i], false, epoch);
   return state;
 }
 
 /**
- * When each of `ids` (nodes of `epochs[k]`, first seen per `state`) first entered the page, following nodes
- * that came with a checkpoint back through earlier epochs by identity.
+ * When each of `ids` (nodes of the document `state` holds) first entered the page, following nodes that came
+ * with a checkpoint back through earlier epochs: by id (rrweb keeps them), else by identity.
  */
 export function firstSeenOf(
   events: readonly TimedDomEvent[],
   epochs: readonly Epoch[],
-  k: number,
   state: EpochState,
   ids: readonly number[],
 ): Map<number, number> {
   const out = new Map<number, number>();
-  // Nodes still being traced back: original id → id in the epoch being looked at.
-  let pending = new Map<number, number>();
+  const atSnapshot = new Map<number, EpochState>();
+  const final = new Map<number, EpochState>();
+  const cached = (cache: Map<number, EpochState>, j: number, to: number): EpochState => {
+    let st = cache.get(j);
+    if (!st) {
+      st = replay(events, epochs[j].snapshotIndex, to, j);
+      cache.set(j, st);
+    }
+    return st;
+  };
   for (const id of ids) {
     const ns = state.firstSeen.get(id);
     if (ns === undefined) continue;
     out.set(id, ns);
-    if (state.fromSnapshot.has(id) && k >= 0 && !epochs[k].newDocument) pending.set(id, id);
-  }
-  let epoch = k;
-  while (pending.size > 0 && epoch > 0) {
-    // The node as the checkpoint serialized it, recognized in the previous epoch's final document.
-    const atSnapshot = replay(events, epochs[epoch].snapshotIndex, epochs[epoch].snapshotIndex + 1);
-    const previous = replay(events, epochs[epoch - 1].snapshotIndex, epochs[epoch].snapshotIndex);
-    const snapRoot = atSnapshot.mirror.document;
-    const prevRoot = previous.mirror.document;
-    const next = new Map<number, number>();
-    for (const [original, id] of pending) {
-      const node = atSnapshot.mirror.node(id);
-      if (!node || !snapRoot || !prevRoot) continue;
-      const before = sameNode(node, previous.mirror.node(id)) ??
+    let j = state.fromSnapshot.get(id);
+    let current = id;
+    while (j !== undefined && j > 0 && !epochs[j].newDocument) {
+      // The node as checkpoint j serialized it, recognized in the previous epoch's final document.
+      const at = cached(atSnapshot, j, epochs[j].snapshotIndex + 1);
+      const previous = cached(final, j - 1, epochs[j].snapshotIndex);
+      const node = at.mirror.node(current);
+      const snapRoot = at.mirror.document;
+      const prevRoot = previous.mirror.document;
+      if (!node || !snapRoot || !prevRoot) break;
+      const before = sameNode(node, previous.mirror.node(current)) ??
         resolveIdentity(identityOf(node, snapRoot), prevRoot);
-      if (!before) continue; // not in the previous document: it arrived with the checkpoint
-      const ns = previous.firstSeen.get(before.id);
-      if (ns === undefined) continue;
-      out.set(original, ns);
-      if (previous.fromSnapshot.has(before.id) && !epochs[epoch - 1].newDocument) {
-        next.set(original, before.id);
-      }
+      if (!before) break; // not in the previous document: it arrived with the checkpoint
+      const t = previous.firstSeen.get(before.id);
+      if (t === undefined) break;
+      out.set(id, t);
+      current = before.id;
+      j = previous.fromSnapshot.get(before.id);
     }
-    pending = next;
-    epoch--;
   }
   return out;
 }

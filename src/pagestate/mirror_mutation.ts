@@ -30,8 +30,8 @@ export function applyMutation(store: NodeStore, d: mutationData): MirrorChange {
   // ancestor this batch already removed is not a warning.
   for (const r of d.removes) if (!store.nodes.has(r.id)) store.warnings++;
   for (const r of d.removes) remove(store, r, c, removedIds);
-  adds(store, d.adds, c);
-  texts(store, d.texts, c, removedIds);
+  if (d.adds.length > 0) adds(store, d.adds, c);
+  if (d.texts.length > 0) texts(store, d.texts, c, removedIds);
   attributes(store, d.attributes, c, removedIds);
   return c;
 }
