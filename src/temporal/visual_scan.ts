@@ -5,7 +5,7 @@
  * decoded; beyond that the window is sampled evenly and each flip narrowed by bisection, and the answer says so.
  */
 import type { DatabaseSync } from "node:sqlite";
-import { frameBytes, type FrameRow, getFrames } from "../capture/frames.ts";
+import { frameBytes, type FrameRow, frameUri, getFrames } from "../capture/frames.ts";
 import { ToolError } from "../errors.ts";
 import type { VisualPredicateInput } from "../pagestate/predicates.ts";
 import { decodeJpeg } from "../vision/jpeg_decode.ts";
@@ -36,6 +36,8 @@ export interface VisualTransition {
   from: boolean;
   to: boolean;
   frame_id: number;
+  /** The frame's evidence resource. */
+  uri: string;
   /** The last evaluated frame still showing the old value: the flip happened between its paint and at_ns. */
   previous_frame_id: number;
   previous_at_ns: number;
@@ -196,6 +198,7 @@ export function scanVisual(
     from: t.from,
     to: t.to,
     frame_id: frames[t.index].frame_id,
+    uri: frameUri(sessionId, frames[t.index].frame_id),
     previous_frame_id: frames[t.previous].frame_id,
     previous_at_ns: frames[t.previous].session_time_ns,
     exact: t.previous === t.index - 1,
