@@ -14,9 +14,10 @@
  *
  * Speed rule: real time up to 60 s of recording; longer recordings are played in 60 s, at most 4×; beyond
  * 4 minutes, 4× until the play would take 4 minutes (a 16-minute recording), then whatever fits 4 minutes.
- * Measured on a page changing every 20 ms (1000×700, headless, a shared box): the screencast delivered
- * 18.5 frames/s at 1× and 14.7 frames/s at 8×, so 4× keeps ≥ 3.7 frames per recorded second while the
- * page changes (8× gave 1.8); past 16 minutes fewer, and the answer says the speed.
+ * Measured on a page changing every 20 ms (1000×700, headless, on a box shared with other browsers): the
+ * screencast delivered 18.5 frames/s at 1×, 9.4-15 frames/s at 4× and 8×, i.e. 2.4 frames per recorded
+ * second at 4× and 1.8 at 8×; 4× keeps at least ~2 (≈ 4 on an idle box) while the page changes. Past
+ * 16 minutes fewer, and the answer says the speed.
  */
 import type { eventWithTime } from "@rrweb/types";
 import type { FrameMessage } from "../capture/messages.ts";
@@ -161,7 +162,7 @@ export interface RenderResult {
 }
 
 export const SPEED_RULE =
-  "real time up to 60 s of recording; longer ones played in 60 s (at most 4×, ≥ ~4 frames per recorded second while the page changes); beyond 16 minutes faster, to keep the play within 4 minutes";
+  "real time up to 60 s of recording; longer ones played in 60 s (at most 4×, which kept ≥ ~2 frames per recorded second on a busy box); beyond 16 minutes faster, to keep the play within 4 minutes";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
