@@ -39,6 +39,11 @@ const PAGE_SWEEP_ARGS: Record<string, Record<string, unknown>> = {
   wait: { time_ms: 0 },
   write_clipboard: { text: "x" },
   generate_region_filmstrip: { region: { x: 0, y: 0, width: 10, height: 10 } },
+  annotate: { label: "x" },
+  bisect: { selector: "#x", predicate: { kind: "exists" } },
+  diff_dom: { from: { at_ms: 0 }, to: { at_ms: 1 } },
+  find_element: { text: "x" },
+  measure_layout: { selectors: ["#x"] },
 };
 
 const UNKNOWN_PAGE = "p999";

@@ -12,6 +12,7 @@ import { OUTPUT_SCHEMAS } from "../output_schemas.ts";
 import { output } from "../response.ts";
 import { instantFields, instantOf } from "./page_state_args.ts";
 import { optionalRange, rangeFields } from "./temporal_args.ts";
+import { assertSessionPage } from "./sessions.ts";
 
 const SEVERITIES = ["info", "warn", "error"] as const;
 const AUTHORS = ["agent", "human"] as const;
@@ -129,6 +130,7 @@ export const markerTools = [
     annotations: { readOnlyHint: true },
     handler: async (args, app) => {
       const { range, session } = await optionalRange(app, args, { instant: "allow" });
+      if (args.page_id !== undefined) assertSessionPage(app, session, args.page_id, "page_id");
       const rows = app.recorder.reader().prepare(
         "SELECT * FROM markers WHERE session_id = ? ORDER BY at_ns, id",
       ).all(session) as unknown as MarkerRow[];
