@@ -6,6 +6,7 @@
  * to .bench-out/.
  *
  *   deno task bench:pagestate [--clicks=30] [--activity-s=12] [--depth-s=600] [--reads=7] [--bisects=3]
+ *     [--parts=click,bytes,depth]
  */
 import { join } from "node:path";
 import { serveStatic } from "../src/demo/static_server.ts";
@@ -29,11 +30,17 @@ interface Options {
   depthS: number;
   reads: number;
   bisects: number;
+  /** Which measurements run (all by default): a quick re-run of one part. */
+  parts: Set<Part>;
 }
 
+const PARTS = ["click", "bytes", "depth"] as const;
+type Part = typeof PARTS[number];
+const isPart = (p: string): p is Part => (PARTS as readonly string[]).includes(p);
+
 function parse(args: string[]): Options {
-  const o: Options = { clicks: 30, activityS: 12, depthS: 600, reads: 7, bisects: 3 };
-  const keys: Record<string, keyof Options> = {
+  const o: Options = { clicks: 30, activityS: 12, depthS: 600, reads: 7, bisects: 3, parts: new Set(PARTS) };
+  const keys: Record<string, Exclude<keyof Options, "parts">> = {
     "--clicks": "clicks",
     "--activity-s": "activityS",
     "--depth-s": "depthS",
@@ -41,11 +48,22 @@ function parse(args: string[]): Options {
     "--bisects": "bisects",
   };
   for (const a of args) {
-    const [flag, value] = a.split("=");
+    const [flag, value = ""] = a.split("=");
+    if (flag === "--parts") {
+      const list = value.split(",");
+      const bad = list.find((p) => !isPart(p));
+      if (bad !== undefined) throw new Error(`--parts: unknown part "${bad}"; known: ${PARTS.join(", ")}`);
+      o.parts = new Set(list.filter(isPart));
+      continue;
+    }
     const key = keys[flag];
     const n = Number(value);
     if (!key || !Number.isFinite(n) || n <= 0) {
-      throw new Error(`unknown or bad argument ${a}; known: ${Object.keys(keys).join(", ")} (=N > 0)`);
+      throw new Error(
+        `unknown or bad argument ${a}; known: ${Object.keys(keys).join(", ")} (=N > 0), --parts=${
+          PARTS.join(",")
+        }`,
+      );
     }
     o[key] = n;
   }
@@ -102,11 +120,11 @@ function readRows(reads: DepthSample[]): string[][] {
 function bisectRows(samples: BisectSample[]): string[][] {
   return samples.map((b) => [
     `bisect, ${b.label} (n=${b.round_trip.n}) median / max; first`,
-    `${msPair(b.round_trip.median, b.round_trip.max)}; first ${int(b.round_trip.first)} ms; ${
-      int(b.probes)
-    } probes, ${int(b.events_scanned)} events, ${b.transitions} transitions, server ${
-      int(b.server_elapsed_ms)
-    } ms`,
+    [
+      `${msPair(b.round_trip.median, b.round_trip.max)}; first ${int(b.round_trip.first)} ms`,
+      `${int(b.probes)} probes, ${int(b.events_scanned)} events, ${b.transitions} transitions`,
+      `handler ${int(b.server_elapsed.median)} ms median, first ${int(b.server_elapsed.first)} ms`,
+    ].join("; "),
     "≤ 300 ms; peer: Traces ~1.2 s for 10 probes",
     verdict(b.round_trip.max <= 300),
   ]);
@@ -119,28 +137,37 @@ const startedAt = new Date().toISOString();
 try {
   const on = await BenchServer.start("record_dom true", tmp);
   servers.push(on);
-  const off = await BenchServer.start("record_dom false", tmp);
-  servers.push(off);
-  console.error(`[pagestate] 1/3 click round trip: ${opts.clicks} clicks each, interleaved`);
-  await on.startBrowser(true);
-  await off.startBrowser(false);
-  const clicks = await clickRoundTrip(on, off, `${site.origin}/heavy.html`, opts.clicks);
-  await on.stopBrowser();
-  await off.close();
-  servers.splice(servers.indexOf(off), 1);
-
-  console.error("[pagestate] 2/3 DOM bytes per second on the fixtures (and bisect on checkout)");
-  const bytes = await bytesPerSecond(on, site.origin, opts.activityS, opts.bisects);
-
-  console.error(`[pagestate] 3/3 busy page recorded for ${windowName(opts.depthS)}: read_dom_at and bisect`);
-  const depth = await depthRun(on, site.origin, [5, 60, opts.depthS], opts.reads, opts.bisects);
+  let clicks: Awaited<ReturnType<typeof clickRoundTrip>> | undefined;
+  if (opts.parts.has("click")) {
+    const off = await BenchServer.start("record_dom false", tmp);
+    servers.push(off);
+    console.error(`[pagestate] click round trip: ${opts.clicks} clicks each, interleaved`);
+    await on.startBrowser(true);
+    await off.startBrowser(false);
+    clicks = await clickRoundTrip(on, off, `${site.origin}/heavy.html`, opts.clicks);
+    await on.stopBrowser();
+    await off.close();
+    servers.splice(servers.indexOf(off), 1);
+  }
+  let bytes: Awaited<ReturnType<typeof bytesPerSecond>> | undefined;
+  if (opts.parts.has("bytes")) {
+    console.error("[pagestate] DOM bytes per second on the fixtures (and bisect on checkout)");
+    bytes = await bytesPerSecond(on, site.origin, opts.activityS, opts.bisects);
+  }
+  let depth: Awaited<ReturnType<typeof depthRun>> | undefined;
+  if (opts.parts.has("depth")) {
+    console.error(`[pagestate] busy page recorded for ${windowName(opts.depthS)}: read_dom_at and bisect`);
+    depth = await depthRun(on, site.origin, [5, 60, opts.depthS], opts.reads, opts.bisects);
+  }
+  const allBytes = [...bytes?.pages ?? [], ...depth ? [depth.bytes] : []];
+  const allBisects = [...bytes?.checkoutBisects ?? [], ...depth?.bisects ?? []];
 
   const rows: string[][] = [
     ["figure", "measured", "target or peer", ""],
-    ...clickRows(clicks),
-    ...bytesRows([...bytes.pages, depth.bytes]),
-    ...readRows(depth.reads),
-    ...bisectRows([...bytes.checkoutBisects, ...depth.bisects]),
+    ...clicks ? clickRows(clicks) : [],
+    ...bytesRows(allBytes),
+    ...readRows(depth?.reads ?? []),
+    ...bisectRows(allBisects),
   ];
   console.log(`\nPage-state benchmark (krometrail ${on.handle.client.getServerVersion()?.version ?? "?"})\n`);
   console.log(formatTable(rows));
@@ -156,11 +183,11 @@ try {
     JSON.stringify(
       {
         started_at: startedAt,
-        options: opts,
-        click: clicks,
-        bytes: [...bytes.pages, depth.bytes],
-        read_dom_at: depth.reads,
-        bisect: [...bytes.checkoutBisects, ...depth.bisects],
+        options: { ...opts, parts: [...opts.parts] },
+        click: clicks ?? null,
+        bytes: allBytes,
+        read_dom_at: depth?.reads ?? [],
+        bisect: allBisects,
       },
       null,
       2,

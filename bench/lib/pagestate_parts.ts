@@ -63,7 +63,8 @@ export interface BisectSample {
   round_trip: Summary;
   probes: number;
   events_scanned: number;
-  server_elapsed_ms: number;
+  /** The handler's own elapsed_ms of each call (the rest of the round trip is outside the handler). */
+  server_elapsed: Summary;
   transitions: number;
   window_ms: number;
 }
@@ -175,10 +176,12 @@ export async function bisectSample(
   args: Record<string, unknown>,
 ): Promise<BisectSample> {
   const ms: number[] = [];
+  const server: number[] = [];
   let last: Timed | undefined;
   for (let i = 0; i < calls; i++) {
     last = await s.call("bisect", args);
     ms.push(last.ms);
+    server.push(Number(last.structured.elapsed_ms));
   }
   const st = last?.structured ?? {};
   const w = st.window as { from_ms: number; to_ms: number } | undefined;
@@ -187,7 +190,7 @@ export async function bisectSample(
     round_trip: summarize(ms),
     probes: Number(st.probes),
     events_scanned: Number(st.events_scanned),
-    server_elapsed_ms: Number(st.elapsed_ms),
+    server_elapsed: summarize(server),
     transitions: Array.isArray(st.transitions) ? st.transitions.length : NaN,
     window_ms: w ? w.to_ms - w.from_ms : NaN,
   };
