@@ -93,10 +93,19 @@ interface InteractionRow {
   observed_ns: number | null;
 }
 
+/**
+ * The default window runs through the whole interaction lifecycle (spec: "pre-action context through
+ * the interaction lifecycle"), so it starts no later than the action did. `dispatched_ns` is stamped
+ * when the last input event is acknowledged; a loaded renderer runs the page's handlers (and Chrome
+ * reports their console messages, requests, exceptions) hundreds of ms before that, more than the
+ * pre-dispatch context: those events, attributed to this very interaction, would fall outside it.
+ */
 function interactionWindowOf(row: InteractionRow, req: RangeRequest) {
   const anchor = row.dispatched_ns ?? row.started_ns;
   const end = Math.max(anchor, row.observed_ns ?? row.completed_ns ?? anchor);
-  return interactionRequest({ anchor_ns: anchor, end_ns: end }, req.before_ms, req.after_ms);
+  const window = interactionRequest({ anchor_ns: anchor, end_ns: end }, req.before_ms, req.after_ms);
+  if (req.before_ms === undefined) window.start_ns = Math.min(window.start_ns, row.started_ns);
+  return window;
 }
 
 function parseTimestamp(value: string, field: string): number {
