@@ -160,6 +160,29 @@ Deno.test({
       assertEquals(again.created, false);
       const markers = structured(await server.call("read_markers", {}));
       assertEquals(markers.total, 1);
+      const markerId = (marked.marker as { marker_id: string }).marker_id;
+      // The marker is an anchor for the temporal tools, and a storyboard whose range holds it draws it.
+      const artifacts = await server.call("generate_artifacts", {
+        range: { marker_id: markerId, before_ms: 800, after_ms: 400 },
+        generators: ["storyboard"],
+      });
+      assert(!artifacts.isError, artifacts.content[0]?.text);
+      const board = (structured(artifacts).artifacts as Array<{ manifest_uri: string }>)[0];
+      const manifest = await server.client.readResource({ uri: board.manifest_uri });
+      const first = manifest.contents[0] as { text?: string; blob?: string };
+      const manifestText = first.text ??
+        new TextDecoder().decode(Uint8Array.from(atob(first.blob ?? ""), (c) => c.charCodeAt(0)));
+      assert(
+        manifestText.includes("submit disabled"),
+        `the storyboard's manifest lists the marker: ${manifestText.slice(0, 400)}`,
+      );
+      // A frame id is an instant too: the frame's own paint time.
+      const byFrame = await server.call("read_dom_at", {
+        frame_id: (justAfter.frame as { frame_id: number }).frame_id,
+        scope: "form#checkout",
+      });
+      assert(!byFrame.isError, byFrame.content[0]?.text);
+      assert(String(structured(byFrame).dom).includes("[DISABLED]"), String(structured(byFrame).dom));
 
       // The message's lifetime, exact from the mutation stream.
       const found = await server.call("find_element", { text: "Province is required" });
