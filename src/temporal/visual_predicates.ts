@@ -14,7 +14,7 @@ export const PIXEL_DELTA = 24;
 export const DEFAULT_THRESHOLD = 0.01;
 export const DEFAULT_TOLERANCE = 24;
 /** A region is decoded at the coarsest JPEG scale at which its shorter side keeps this many pixels. */
-export const MIN_REGION_SIDE_PX = 96;
+export const MIN_REGION_SIDE_PX = 48;
 /** Samples per side of a region's grid (the cost of a comparison stays bounded on a huge region). */
 export const MAX_GRID_SIDE = 384;
 

@@ -122,10 +122,11 @@ Deno.test("visual predicates: regions clip to the viewport; the decode scale kee
     height: 50,
   });
   assertEquals(clipRegion({ x: 400, y: 0, width: 10, height: 10 }, viewport), undefined);
-  // 800-px frame of a 400-px viewport (device scale 2): a 400×300 region is 600 px high, /4 = 150 ≥ 96.
-  assertEquals(decodeScale({ x: 0, y: 0, width: 400, height: 300 }, 800, viewport), 4);
-  assertEquals(decodeScale({ x: 0, y: 0, width: 100, height: 100 }, 800, viewport), 2);
-  assertEquals(decodeScale({ x: 0, y: 0, width: 20, height: 200 }, 400, viewport), 1);
+  // 800-px frame of a 400-px viewport (device scale 2): a 400×300 region is 600 px high, /8 = 75 ≥ 48.
+  assertEquals(decodeScale({ x: 0, y: 0, width: 400, height: 300 }, 800, viewport), 8);
+  assertEquals(decodeScale({ x: 0, y: 0, width: 100, height: 100 }, 800, viewport), 4);
+  assertEquals(decodeScale({ x: 0, y: 0, width: 60, height: 200 }, 400, viewport), 1);
+  assertEquals(decodeScale({ x: 0, y: 0, width: 100, height: 200 }, 400, viewport), 2);
   assertEquals(regionGrid({ x: 0, y: 0, width: 100, height: 50 }, { width: 200, height: 150 }, viewport), {
     cols: 50,
     rows: 25,
