@@ -11,6 +11,7 @@ import { CdpConnection } from "../../src/browser/cdp.ts";
 import { launchChrome } from "../../src/browser/launch.ts";
 import { RECORDER_BUNDLE } from "../../src/pagestate/bundles_generated.ts";
 import { removeProfileDir } from "../../src/store/browser_record.ts";
+import { decodeJpeg } from "../../src/vision/jpeg_decode.ts";
 import {
   e2e,
   errorCode,
@@ -105,6 +106,28 @@ async function recordCheckout(): Promise<Made> {
     await removeProfileDir(profile);
     await site.close();
   }
+}
+
+interface Box {
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+}
+
+/** The colour just inside a box's top-left corner in a frame (viewport CSS px; frames at scale 1). */
+async function framePixel(
+  server: ServerHandle,
+  session: string,
+  frameId: number,
+  box: Box,
+): Promise<[number, number, number]> {
+  const fetched = await server.call("fetch_source_frames", { session_id: session, frame_ids: [frameId] });
+  const image = fetched.content.find((c) => c.type === "image");
+  assert(image?.data, `frame ${frameId} is inlined: ${fetched.content[0]?.text}`);
+  const img = decodeJpeg(Uint8Array.from(atob(image.data), (c) => c.charCodeAt(0)));
+  const i = (Math.round(box.y + 6) * img.width + Math.round(box.x + 6)) * 4;
+  return [img.data[i], img.data[i + 1], img.data[i + 2]];
 }
 
 function ok(r: ToolResult, what: string): Record<string, unknown> {
@@ -271,6 +294,27 @@ Deno.test({
       // The replay painted the disabled state after the mutation: the first paint after the instant shows it.
       assertEquals(shown.relation, "first_painted_after", JSON.stringify(shown));
       assert(shown.session_time_ms - transitions[0].at_ms < 200, JSON.stringify(shown));
+      // Its pixels show it: the submit button's corner is the disabled grey, green in the frame just before.
+      const box = (ok(
+        await server.call("measure_layout", {
+          session_id: rs,
+          at_ms: transitions[0].at_ms + 1,
+          selectors: ["#submit"],
+        }),
+        "measure_layout render",
+      ).elements as Array<{ box: Box }>)[0].box;
+      const beforeRender = ok(
+        await server.call("read_dom_at", {
+          session_id: rs,
+          at_ms: transitions[0].at_ms - 5,
+          scope: "form#checkout",
+        }),
+        "read_dom_at render before",
+      );
+      const grey = await framePixel(server, rs, shown.frame_id, box);
+      const green = await framePixel(server, rs, (beforeRender.frame as { frame_id: number }).frame_id, box);
+      assert(grey.every((c) => Math.abs(c - 0x9a) < 24), `disabled frame pixel ${grey}`);
+      assert(green[1] > 110 && green[0] < 70 && green[2] < 90, `enabled frame pixel ${green}`);
 
       const artifacts = ok(
         await server.call("generate_artifacts", {
