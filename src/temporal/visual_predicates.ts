@@ -186,21 +186,22 @@ export interface IndexScan {
 }
 
 /**
- * Every flip over indices 0..n-1 of `valueAt`, evaluating at most `budget` of them. Within budget every
- * index is evaluated. Beyond it, evenly spaced indices (index 0 and n-1 included) are evaluated with a sixth
- * of the budget kept back, and each flip between two samples is narrowed by bisection while budget lasts, so
- * a transition is exact (previous = index - 1) unless the budget ran out.
+ * Every flip over indices 0..n-1, evaluating at most `budget` of them. Within budget every index is
+ * evaluated. Beyond it, evenly spaced indices (index 0 and n-1 included) are evaluated with a sixth of the
+ * budget kept back, and each flip between two samples is narrowed by bisection while budget lasts, so a
+ * transition is exact (previous = index - 1) unless the budget ran out. A generator: it yields each index it
+ * needs (never one twice) and takes back its value, so a caller may pause between evaluations.
  */
-export function scanIndices(n: number, budget: number, valueAt: (i: number) => boolean): IndexScan {
-  if (n <= 0) throw new RangeError("scanIndices needs at least one index");
+export function* indexScanSteps(n: number, budget: number): Generator<number, IndexScan, boolean> {
+  if (n <= 0) throw new RangeError("an index scan needs at least one index");
   const seen = new Map<number, boolean>();
-  const at = (i: number): boolean => {
+  function* at(i: number): Generator<number, boolean, boolean> {
     const known = seen.get(i);
     if (known !== undefined) return known;
-    const v = valueAt(i);
+    const v = yield i;
     seen.set(i, v);
     return v;
-  };
+  }
   const limit = Math.max(2, Math.floor(budget));
   const sampled = n > limit;
   const picks: number[] = [];
@@ -212,26 +213,34 @@ export function scanIndices(n: number, budget: number, valueAt: (i: number) => b
       if (picks[picks.length - 1] !== i) picks.push(i);
     }
   }
-  for (const i of picks) at(i);
+  for (const i of picks) yield* at(i);
   const transitions: IndexTransition[] = [];
   for (let k = 1; k < picks.length; k++) {
     let a = picks[k - 1];
     let b = picks[k];
-    const from = at(a);
-    const to = at(b);
+    const from = yield* at(a);
+    const to = yield* at(b);
     if (from === to) continue;
     while (b - a > 1 && seen.size < limit) {
       const m = (a + b) >> 1;
-      if (at(m) === from) a = m;
+      if ((yield* at(m)) === from) a = m;
       else b = m;
     }
     transitions.push({ index: b, previous: a, from, to });
   }
   return {
-    initial: at(0),
-    final: at(n - 1),
+    initial: yield* at(0),
+    final: yield* at(n - 1),
     transitions,
     probes: seen.size,
     sampled: sampled && seen.size < n,
   };
+}
+
+/** `indexScanSteps` driven synchronously by `valueAt`. */
+export function scanIndices(n: number, budget: number, valueAt: (i: number) => boolean): IndexScan {
+  const steps = indexScanSteps(n, budget);
+  let step = steps.next();
+  while (!step.done) step = steps.next(valueAt(step.value));
+  return step.value;
 }

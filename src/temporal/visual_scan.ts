@@ -6,6 +6,7 @@
  */
 import type { DatabaseSync } from "node:sqlite";
 import { frameBytes, type FrameRow, frameUri, getFrames } from "../capture/frames.ts";
+import { currentCallSignal } from "../browser/call_signal.ts";
 import { ToolError } from "../errors.ts";
 import type { VisualPredicateInput } from "../pagestate/predicates.ts";
 import { decodeJpeg } from "../vision/jpeg_decode.ts";
@@ -17,16 +18,18 @@ import {
   decodeScale,
   evaluateVisual,
   type Grid,
+  indexScanSteps,
   PIXEL_DELTA,
   regionGrid,
   sampleRegion,
-  scanIndices,
   type VisualOutcome,
   type VisualPredicate,
 } from "./visual_predicates.ts";
 
 /** Bound on frames decoded for one visual scan (as temporal analyses bound theirs). */
 export const MAX_VISUAL_PROBES = 360;
+/** Decoding runs in slices this long, then yields to the event loop and honours the call's deadline. */
+const SLICE_MS = 40;
 /** Bound on frame rows read for one window (a window this busy is sampled anyway). */
 const MAX_WINDOW_FRAMES = 20_000;
 
@@ -118,14 +121,14 @@ function refuse(code: string, message: string, recovery: string, argument: strin
  * `no_source_frames` when no frame shows the window, `predicate_not_applicable` when the region lies
  * outside the viewport.
  */
-export function scanVisual(
+export async function scanVisual(
   db: DatabaseSync,
   sessionId: string,
   pageId: string,
   fromNs: number,
   toNs: number,
   predicate: VisualPredicateInput | VisualPredicate,
-): VisualScan {
+): Promise<VisualScan> {
   const p = canonicalVisual(predicate);
   const { frames, leading, inside } = windowFrames(db, sessionId, pageId, fromNs, toNs);
   const first = frames[0];
@@ -192,7 +195,19 @@ export function scanVisual(
     outcomes.set(i, outcome);
     return outcome;
   };
-  const scan = scanIndices(frames.length, MAX_VISUAL_PROBES, (i) => outcomeAt(i).value);
+  const signal = currentCallSignal();
+  const steps = indexScanSteps(frames.length, MAX_VISUAL_PROBES);
+  let step = steps.next();
+  let slice = performance.now();
+  while (!step.done) {
+    if (performance.now() - slice > SLICE_MS) {
+      await new Promise((r) => setTimeout(r, 0));
+      signal?.throwIfAborted();
+      slice = performance.now();
+    }
+    step = steps.next(outcomeAt(step.value).value);
+  }
+  const scan = step.value;
   const transitions: VisualTransition[] = scan.transitions.map((t) => ({
     at_ns: frames[t.index].session_time_ns,
     from: t.from,

@@ -6,7 +6,7 @@
  */
 import { DatabaseSync } from "node:sqlite";
 import { join } from "node:path";
-import { assert, assertEquals, assertThrows } from "../assert.ts";
+import { assert, assertEquals, assertRejects } from "../assert.ts";
 import { e2e, errorCode, type ServerHandle, structured, withServer } from "./harness.ts";
 import { scanVisual } from "../../src/temporal/visual_scan.ts";
 import { ToolError } from "../../src/errors.ts";
@@ -89,7 +89,7 @@ Deno.test({
         const from = (flip.red - 300) * 1e6;
         const to = (flip.grey + 300) * 1e6;
 
-        const color = scanVisual(db, row.session_id, row.page_id, from, to, {
+        const color = await scanVisual(db, row.session_id, row.page_id, from, to, {
           kind: "regionColor",
           region: BOX,
           color: "#ff0000",
@@ -108,7 +108,7 @@ Deno.test({
         assert(red.distance <= 40, JSON.stringify(red));
 
         // Changed from the window's first frame (grey): true while red, false once grey again.
-        const changed = scanVisual(db, row.session_id, row.page_id, from, to, {
+        const changed = await scanVisual(db, row.session_id, row.page_id, from, to, {
           kind: "regionChanged",
           region: BOX,
           threshold: 0.5,
@@ -119,7 +119,7 @@ Deno.test({
         assertEquals((changed.transitions[0].measure as { changed_share: number }).changed_share, 1);
 
         // A region the page never changes: no transition.
-        const still = scanVisual(db, row.session_id, row.page_id, from, to, {
+        const still = await scanVisual(db, row.session_id, row.page_id, from, to, {
           kind: "regionChanged",
           region: { x: 400, y: 40, width: 200, height: 160 },
           threshold: 0,
@@ -127,7 +127,7 @@ Deno.test({
         assertEquals(still.transitions, []);
 
         // A region outside the viewport, and a window no frame shows, are refused.
-        const outside = assertThrows(() =>
+        const outside = await assertRejects(() =>
           scanVisual(db, row.session_id, row.page_id, from, to, {
             kind: "regionColor",
             region: { x: 90_000, y: 0, width: 10, height: 10 },
@@ -135,7 +135,7 @@ Deno.test({
           })
         );
         assert(outside instanceof ToolError && outside.code === "predicate_not_applicable", String(outside));
-        const empty = assertThrows(() =>
+        const empty = await assertRejects(() =>
           scanVisual(db, row.session_id, "no-such-page", from, to, { kind: "regionChanged", region: BOX })
         );
         assert(empty instanceof ToolError && empty.code === "no_source_frames", String(empty));
