@@ -388,6 +388,10 @@ Deno.test({
       const loaded = ok(await server.call("load_recording", { path: good }), "good load");
       assertEquals(loaded.session_id, "r1");
       ok(await server.call("read_dom_at", { session_id: "r1" }), "read_dom_at");
+      // Deleted like any session, and its id is not handed out again.
+      ok(await server.call("delete_session", { session_id: "r1" }), "delete_session");
+      assertEquals(errorCode(await server.call("read_dom_at", { session_id: "r1" })), "session_not_found");
+      assertEquals(ok(await server.call("load_recording", { path: good }), "reload").session_id, "r2");
     } finally {
       await server.close();
       await Deno.remove(dir, { recursive: true }).catch(() => {});

@@ -22,23 +22,21 @@ const PAGE_ID = "p1";
 const BATCH_EVENTS = 2_000;
 const BATCH_MAX_CHARS = 4 * 1024 * 1024;
 
-/** Ids handed out in this process but maybe not in the index yet (two loads in flight). */
-const reserved = new Set<string>();
+/** The highest recording number handed out in this process: a deleted r2 is never handed out again. */
+let highest = 0;
 
-/** `r1`, `r2`, …: the next id no session in the index (nor a load in flight) has. Live ids are UUIDs. */
+/** `r1`, `r2`, …: past every id in the index and every one given before. Live session ids are UUIDs. */
 function nextRecordingId(app: AppContext): string {
   const rows = app.recorder.reader().prepare("SELECT id FROM sessions WHERE id GLOB 'r[0-9]*'")
     .all() as Array<
       { id: string }
     >;
-  let n = 0;
-  for (const id of [...rows.map((r) => r.id), ...reserved]) {
+  for (const { id } of rows) {
     const m = /^r(\d+)$/.exec(id);
-    if (m) n = Math.max(n, Number(m[1]));
+    if (m) highest = Math.max(highest, Number(m[1]));
   }
-  const id = `r${n + 1}`;
-  reserved.add(id);
-  return id;
+  highest++;
+  return `r${highest}`;
 }
 
 /** Sends the session, its page and every event; returns when the worker has stored them. */
@@ -127,11 +125,7 @@ export const recordingTools = [
       const rec = await readRecordingFile(args.path);
       const label = args.label ?? rec.name;
       const id = nextRecordingId(app);
-      try {
-        await ingest(app, id, rec, label);
-      } finally {
-        reserved.delete(id);
-      }
+      await ingest(app, id, rec, label);
       const db = app.recorder.reader();
       const stored = db.prepare(
         "SELECT count(*) AS chunks, coalesce(sum(events), 0) AS events, coalesce(sum(length), 0) AS bytes FROM dom_chunks WHERE session_id = ?",
