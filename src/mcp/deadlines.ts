@@ -71,6 +71,10 @@ const RULES: Record<string, Rule> = {
   generate_region_filmstrip: fixed(EVIDENCE_DEADLINE_MS),
   query_browser_events: fixed(EVIDENCE_DEADLINE_MS),
   generate_temporal_video: fixed(VIDEO_DEADLINE_MS),
+  // Parsing, validating and storing up to 64 MiB of events (a 63 MB file took 64 s at load 20 on 2 CPUs);
+  // render: true also launches a replay browser (as start_browser, up to 60 s on a cold box) and plays the
+  // recording (at most 240 s, render_recording.ts).
+  load_recording: (args) => args.render === true ? 420_000 : EVIDENCE_DEADLINE_MS,
 };
 
 const OWN_TIMEOUT = new Set([

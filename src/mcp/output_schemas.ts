@@ -154,7 +154,14 @@ export const OUTPUT_SCHEMAS = {
     counts: obj,
     frame: obj.nullable(),
   }),
-  diff_dom: z.looseObject({ session_id: str, page_id: str, from_ms: num, to_ms: num, changes: list, counts: obj }),
+  diff_dom: z.looseObject({
+    session_id: str,
+    page_id: str,
+    from_ms: num,
+    to_ms: num,
+    changes: list,
+    counts: obj,
+  }),
   find_element: z.looseObject({ session_id: str, page_id: str, at_ms: num, matches: list, total: num }),
   bisect: z.looseObject({
     session_id: str,
@@ -165,7 +172,13 @@ export const OUTPUT_SCHEMAS = {
     probes: num,
     elapsed_ms: num,
   }),
-  measure_layout: z.looseObject({ session_id: str, page_id: str, at_ms: num, elements: list, overlaps: list }),
+  measure_layout: z.looseObject({
+    session_id: str,
+    page_id: str,
+    at_ms: num,
+    elements: list,
+    overlaps: list,
+  }),
   annotate: z.looseObject({ marker: obj, created: bool }),
   read_markers: z.looseObject({ session_id: str, markers: list, total: num }),
   load_recording: z.looseObject({

@@ -26,11 +26,22 @@ export function domExtent(db: DatabaseSync, sessionId: string, pageId: string): 
   const page = domPages(db, sessionId).find((p) => p.page_id === pageId);
   if (!page || page.first_checkpoint_ns === null) return undefined;
   return {
-    first_ns: page.first_checkpoint_ns,
+    first_ns: firstDocumentNs(db, sessionId, pageId, page.first_checkpoint_ns),
     last_event_ns: page.last_ns,
     events: page.events,
     gaps: domGaps(db, sessionId, pageId),
   };
+}
+
+/**
+ * A checkpoint chunk starts at its Meta, but the document exists from the FullSnapshot after it, which plain
+ * rrweb emits up to ~100 ms later (it waits for stylesheets; seen in loaded recordings): instants between
+ * are outside the recording, not "no checkpoint precedes it". The two never split across chunks.
+ */
+function firstDocumentNs(db: DatabaseSync, sessionId: string, pageId: string, checkpointNs: number): number {
+  const window = domEvents(db, sessionId, pageId, checkpointNs, checkpointNs);
+  const full = window?.events.find((e) => e.event.type === EventType.FullSnapshot);
+  return full ? Math.max(checkpointNs, full.at_ns) : checkpointNs;
 }
 
 /** Whether an event can change what the document holds (structure, attributes, text, form state). */
