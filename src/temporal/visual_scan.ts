@@ -128,6 +128,7 @@ export async function scanVisual(
   fromNs: number,
   toNs: number,
   predicate: VisualPredicateInput | VisualPredicate,
+  options: { maxProbes?: number } = {},
 ): Promise<VisualScan> {
   const p = canonicalVisual(predicate);
   const { frames, leading, inside } = windowFrames(db, sessionId, pageId, fromNs, toNs);
@@ -196,7 +197,7 @@ export async function scanVisual(
     return outcome;
   };
   const signal = currentCallSignal();
-  const steps = indexScanSteps(frames.length, MAX_VISUAL_PROBES);
+  const steps = indexScanSteps(frames.length, options.maxProbes ?? MAX_VISUAL_PROBES);
   let step = steps.next();
   let slice = performance.now();
   while (!step.done) {

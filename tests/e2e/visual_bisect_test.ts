@@ -118,6 +118,21 @@ Deno.test({
         assertEquals(changed.transitions.map((t) => t.frame_id), color.transitions.map((t) => t.frame_id));
         assertEquals((changed.transitions[0].measure as { changed_share: number }).changed_share, 1);
 
+        // Under a budget smaller than the window the scan samples, says so, and what it reports brackets a change.
+        const budget = color.probes - 1;
+        assert(budget >= 2, `baseline, red and grey frames at least: ${color.probes}`);
+        const few = await scanVisual(db, row.session_id, row.page_id, from, to, {
+          kind: "regionColor",
+          region: BOX,
+          color: "#ff0000",
+          tolerance: 40,
+        }, { maxProbes: budget });
+        assertEquals([few.sampled, few.probes], [true, budget]);
+        for (const t of few.transitions) {
+          const truth = t.to ? flip.red : flip.grey;
+          assert(t.previous_at_ns / 1e6 <= truth + 5 && t.at_ns / 1e6 >= truth - 5, JSON.stringify(t));
+        }
+
         // A region the page never changes: no transition.
         const still = await scanVisual(db, row.session_id, row.page_id, from, to, {
           kind: "regionChanged",
