@@ -147,7 +147,8 @@ export const pageStateWindowTools = [
         page_id: from.page_id,
         from_ms: msOf(a),
         to_ms: msOf(b),
-        changes: diff.changes,
+        // Each change's one-line summary is the text above; the fields stay for programs.
+        changes: diff.changes.map(({ summary: _summary, ...change }) => change),
         counts: { ...c, changes_total: diff.changes_total, truncated: diff.truncated },
         ...(window.clamped ? { clamped: window.clamped } : {}),
       });
