@@ -184,7 +184,7 @@ export async function scanVisual(
     if (samples && baseline) outcome = evaluateVisual(p, samples, baseline);
     else {
       unreadable++;
-      // Carry the value of the nearest evaluated frame before it (the baseline's is defined).
+      // Carry the value of the nearest evaluated frame before it (false when none was readable yet).
       let k = i - 1;
       while (k >= 0 && !outcomes.has(k)) k--;
       outcome = outcomes.get(k) ??
