@@ -6,13 +6,14 @@ import { z } from "zod";
 import { ToolError } from "../../errors.ts";
 import { diffDom } from "../../pagestate/dom_diff.ts";
 import type { DomNode } from "../../pagestate/dom_types.ts";
-import { predicateSchema, type PredicateValue } from "../../pagestate/predicates.ts";
+import { isVisualPredicate, predicateSchema, type PredicateValue } from "../../pagestate/predicates.ts";
 import { changesDom, domWindow } from "../../pagestate/states.ts";
 import { scanTransitions, scanTransitionsAsync, type TransitionScan } from "../../pagestate/transitions.ts";
 import { PredicateError } from "../../pagestate/predicates.ts";
 import { replayTarget } from "../../pagestate/replay.ts";
 import { replayWindow } from "./page_state_layout.ts";
 import { stateFrame } from "../../temporal/state_frame.ts";
+import { visualBisect } from "./page_state_visual.ts";
 import type { AppContext } from "../context.ts";
 import { defineTool } from "../define_tool.ts";
 import { OUTPUT_SCHEMAS } from "../output_schemas.ts";
@@ -159,17 +160,28 @@ export const pageStateWindowTools = [
     capability: "page-state",
     output: OUTPUT_SCHEMAS.bisect,
     description:
-      "Every moment in a window a condition on an element flipped, exact to the DOM mutation, each with the frame that shows the new state. predicate: exists | visible | textContains | propertyEquals | attributeExists | attributeEquals | optionCount. Window: range | range_handle | interaction_id (default: the page's whole recording).",
+      "Every moment in a window a condition on an element flipped, exact to the DOM mutation, each with the frame that shows the new state. predicate: exists | visible | textContains | propertyEquals | attributeExists | attributeEquals | optionCount (with selector), or over frames regionChanged | regionColor (a viewport region in CSS px, no selector). Window: range | range_handle | interaction_id (default: the page's whole recording).",
     input: z.strictObject({
       ...rangeFields,
       page_id: z.string().max(16).optional(),
-      selector: cssSelector,
+      selector: cssSelector.optional().describe("the element, for every DOM predicate; not for visual ones"),
       predicate: predicateSchema,
     }),
     annotations: { readOnlyHint: true },
     handler: async (args, app) => {
       const started = performance.now();
-      const selector = selectorArg(args.selector, "selector");
+      if (isVisualPredicate(args.predicate)) return await visualBisect(app, args, args.predicate, started);
+      const selectorText = args.selector;
+      if (selectorText === undefined) {
+        throw new ToolError({
+          code: "invalid_arguments",
+          message: `predicate ${args.predicate.kind} needs a selector (the element it is about).`,
+          retry: "never",
+          recovery: "Give selector, or use a visual predicate (regionChanged, regionColor) over a region.",
+          affected: { argument: "selector" },
+        });
+      }
+      const selector = selectorArg(selectorText, "selector");
       const { rec, window } = await windowOf(app, args);
       const db = app.recorder.reader();
       const scanWindow = domWindow(db, rec.session_id, rec.page_id, window.from_ns, window.to_ns);
@@ -199,7 +211,7 @@ export const pageStateWindowTools = [
               const seen = await replayTarget().isVisible(
                 visible.key,
                 visible.timestampOf(atNs),
-                args.selector,
+                selectorText,
               );
               return seen === "elementMissing" ? undefined : seen;
             },
@@ -224,7 +236,7 @@ export const pageStateWindowTools = [
       });
       const elapsed = Math.round(performance.now() - started);
       const lines = [
-        `${args.selector} ${JSON.stringify(args.predicate)} on page ${rec.page_id}, ${msOf(window.from_ns)}–${
+        `${selectorText} ${JSON.stringify(args.predicate)} on page ${rec.page_id}, ${msOf(window.from_ns)}–${
           msOf(window.to_ns)
         } ms: ${valueText(scan.initial)} at the start, ${transitions.length} transition(s)` +
         ` (${scan.probes} probes over ${scan.events_scanned} events, ${elapsed} ms)`,
