@@ -284,6 +284,28 @@ Deno.test({
 });
 
 Deno.test({
+  name: "dom recorder: a value set by page script on a page that then stays quiet still reaches a checkpoint",
+  ...e2e,
+  fn: () =>
+    withRecorder({ options: { checkout_ms: 1_000 }, files: { "styles.html": STYLE_PAGE } }, async (r) => {
+      const page = r.session.page();
+      await r.session.navigate(page, `${r.pages.origin}/styles.html`, "load", 15_000);
+      assert(await until(() => r.events(page.id).some((e) => e.type === EventType.FullSnapshot)));
+      await sleep(1_200);
+      await evaluate(page, `document.getElementById("field").value = "quietly";`);
+      // No event follows: the recorder's own form-state check makes the next idle checkpoint take it.
+      const checkpoint = () =>
+        r.events(page.id).filter((e) => e.type === EventType.FullSnapshot).find((e) =>
+          JSON.stringify(e.data).includes('"value":"*******"')
+        );
+      assert(
+        await until(() => checkpoint() !== undefined, 6_000),
+        "a checkpoint holds the quiet value change",
+      );
+    }),
+});
+
+Deno.test({
   name: "dom recorder: record_dom false records and sends nothing",
   ...e2e,
   fn: () =>

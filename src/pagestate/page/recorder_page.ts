@@ -97,6 +97,29 @@ function changeClock(): { at(): number | undefined; stop(): void } {
   return { at: () => at, stop: () => observer.disconnect() };
 }
 
+/**
+ * The form controls' state as one string (values' hashes, checked, selected index), compared in the page
+ * and never sent: it only tells that a checkpoint is worth taking. Bounded to the first 500 controls.
+ */
+function hash(text: string): number {
+  let h = 5381;
+  for (let i = 0; i < Math.min(text.length, 256); i++) h = (h * 33 + text.charCodeAt(i)) | 0;
+  return h + text.length;
+}
+
+function formFingerprint(): string {
+  const doc = (globalThis as unknown as {
+    document: { querySelectorAll(s: string): ArrayLike<Record<string, unknown>> };
+  }).document;
+  const controls = doc.querySelectorAll("input, select, textarea");
+  const parts: string[] = [];
+  for (let i = 0; i < Math.min(controls.length, 500); i++) {
+    const c = controls[i];
+    parts.push(`${hash(String(c.value ?? ""))}${c.checked ? "c" : ""}${c.selectedIndex ?? ""}`);
+  }
+  return parts.join(",");
+}
+
 /** Starts recording this document unless it is not a recordable top-level document. */
 function start(opts: RecorderStartOptions): boolean {
   const scope = globalThis as Scope;
@@ -152,7 +175,16 @@ function start(opts: RecorderStartOptions): boolean {
     requestIdleCallback?: (cb: () => void, opts: { timeout: number }) => number;
   }).requestIdleCallback;
   let checkpointDue = false;
+  // Form state a page script sets (`.value =`, `.checked =`) goes through the page world's setters, which
+  // rrweb's hooks in this world never see; a cheap comparison of form state each tick notices it, so the
+  // next checkpoint records it instead of it waiting for an unrelated change.
+  let formState = formFingerprint();
   const checkpoints = setInterval(() => {
+    const now = formFingerprint();
+    if (now !== formState) {
+      formState = now;
+      changedSince = true;
+    }
     if (checkpointDue || !changedSince || Date.now() - lastCheckpoint < opts.checkout_ms) return;
     checkpointDue = true;
     const take = () => {
