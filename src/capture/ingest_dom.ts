@@ -8,6 +8,7 @@ import { join } from "node:path";
 import type { DatabaseSync } from "node:sqlite";
 import { deflateSync } from "fflate";
 import { insertRow } from "../store/index_db.ts";
+import { storedUrl } from "../browser/url_redaction.ts";
 import { type SegmentIo, SegmentWriter } from "../store/segments.ts";
 import { SEGMENT_MAX_BYTES } from "../store/format.ts";
 import type { DomBatchMessage } from "./messages.ts";
@@ -138,6 +139,9 @@ export class DomIngest {
         };
         this.#pending.set(key, chunk);
       }
+      // The document's URL is stored as every stored URL is (no userinfo, query values or fragment; path
+      // hashed): it is the navigation URL the events index already keeps redacted.
+      if (e.type === META && typeof e.data?.href === "string") e.data.href = storedUrl(e.data.href).url;
       const json = JSON.stringify(e);
       chunk.events.push(json);
       chunk.json_chars += json.length;

@@ -64,6 +64,11 @@ Deno.test({
   fn: () =>
     withServer(async (server, site) => {
       await server.call("navigate_page", { url: `${site.origin}/checkout.html` });
+      // The DOM is recorded from the document's first full snapshot (after DOMContentLoaded); let it begin
+      // well before the click, so an instant shortly before the click lies inside the recording.
+      for (let i = 0; i < 100 && (await server.call("read_dom_at", {})).isError; i++) {
+        await new Promise((r) => setTimeout(r, 50));
+      }
       await new Promise((r) => setTimeout(r, 300));
       const clicked = structured(await server.call("click", { selector: "#load-provinces" }));
       const interaction = String(clicked.interaction_id);

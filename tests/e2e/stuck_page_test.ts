@@ -96,6 +96,14 @@ function stuckCalls(pageId: string): Record<string, Record<string, unknown>> {
     select_page: { page_id },
     list_source_frames: { page_id },
     query_browser_events: { page_id },
+    // Page state answers from the recording, never from the stuck renderer.
+    read_dom_at: { page_id },
+    diff_dom: { page_id, from: { at_ms: 0 }, to: { at_ms: 1e6 } },
+    find_element: { page_id, text: "Freeze" },
+    bisect: { page_id, selector: "#freeze", predicate: { kind: "exists" } },
+    measure_layout: { page_id, selectors: ["#freeze"] },
+    annotate: { page_id, label: "stuck here" },
+    read_markers: { page_id },
   };
 }
 

@@ -195,7 +195,7 @@ export const pageStateWindowTools = [
         });
       }
       const visible = args.predicate.kind === "visible"
-        ? await replayWindow(app, rec, scanWindow.checkpoint_ns, window.to_ns)
+        ? await replayWindow(app, rec, window.from_ns, window.to_ns)
         : undefined;
       const scan = await scanOrExplain(() =>
         visible
