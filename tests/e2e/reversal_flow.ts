@@ -25,7 +25,9 @@ export interface ReversalRun {
   /** The storyboard's tiles in the order it shows them. */
   tiles: PanelFrame[];
   /** The bundle's transient states (frame first showing each look, and when it was shown). */
-  states: Array<{ frame_id: number; appeared_ms: number; looks_final: string | null }>;
+  states: Array<
+    { frame_id: number; replaced_by_frame_id: number | null; appeared_ms: number; looks_final: string | null }
+  >;
   text: string;
 }
 
