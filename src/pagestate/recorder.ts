@@ -36,6 +36,9 @@ export const DOM_RECORDER_OPTIONS: RecorderStartOptions = {
   checkout_ms: 5_000,
 };
 
+/** Clock-offset samples the median is taken over. */
+const OFFSET_SAMPLES = 9;
+
 /** Batches held while no sink is attached (the session's first navigation, before capture starts). */
 const PENDING_BYTES = 16 * 1024 * 1024;
 
@@ -126,15 +129,30 @@ class DomRecording {
     session.addPageSetup(DOM_RECORDER_SETUP, domRecorderSetup(domRecorderSource(options)));
   }
 
+  /** Recent samples of the wall clock minus the session clock, oldest first. */
+  #offsets: number[] = [];
+
+  /**
+   * The page stamps events with its Date.now(), the same wall clock as ours: the offset between the two
+   * clocks is sampled at each receipt, and the median of the recent samples is used, so one sample taken
+   * across a stall (seen beside a busy benchmark: 13 ms off) cannot move a batch, while a real clock
+   * adjustment is followed within a few batches.
+   */
+  #clockOffset(sessionMs: number): number {
+    this.#offsets.push(Date.now() - sessionMs);
+    if (this.#offsets.length > OFFSET_SAMPLES) this.#offsets.shift();
+    const sorted = [...this.#offsets].sort((a, b) => a - b);
+    return sorted[Math.floor(sorted.length / 2)];
+  }
+
   #receive(page: PageTarget, payload: string): void {
-    // Sampled at receipt: the page stamps events with its Date.now(), the same wall clock as ours.
     const sessionMs = this.session.now();
     const m: DomBatchMessage = {
       type: "dom",
       session_id: this.session.id,
       page_id: page.id,
       recv_ns: Math.round(sessionMs * 1e6),
-      clock_offset_ms: Date.now() - sessionMs,
+      clock_offset_ms: this.#clockOffset(sessionMs),
       payload,
     };
     this.stats.batches++;
