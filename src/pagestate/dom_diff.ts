@@ -6,7 +6,7 @@
  * (tag + id/name/type/test id + order among same-key siblings). Pure.
  */
 import type { DomNode } from "./dom_types.ts";
-import { cut, looksStable, ownText, semanticClass, textContent } from "./dom_facts.ts";
+import { cut, elementCount, looksStable, ownText, semanticClass, textContent } from "./dom_facts.ts";
 
 export type DomChangeKind = "added" | "removed" | "attributeChanged" | "textChanged";
 
@@ -119,18 +119,6 @@ function holdsInteractive(node: DomNode): boolean {
     for (const c of n.children) if (c.kind === "element") stack.push(c);
   }
   return false;
-}
-
-function elementCount(node: DomNode): number {
-  let n = 0;
-  const stack = [node];
-  while (stack.length > 0) {
-    const x = stack.pop();
-    if (!x) break;
-    if (x.kind === "element") n++;
-    for (const c of x.children) stack.push(c);
-  }
-  return n;
 }
 
 const q = (v: string): string => /^[\w\-./:@]+$/.test(v) ? v : `"${v.replaceAll('"', '\\"')}"`;

@@ -221,3 +221,16 @@ export function outerHtmlLength(node: DomNode): number {
   }
   return total;
 }
+
+/** Elements in a subtree, the node itself included. */
+export function elementCount(node: DomNode): number {
+  let n = 0;
+  const stack = [node];
+  while (stack.length > 0) {
+    const x = stack.pop();
+    if (!x) break;
+    if (x.kind === "element") n++;
+    for (const c of x.children) stack.push(c);
+  }
+  return n;
+}

@@ -9,6 +9,7 @@ import type { DomNode } from "./dom_types.ts";
 import {
   collapseWhitespace,
   cut,
+  elementCount,
   INVISIBLE_TAGS,
   optionsOf,
   outerHtmlLength,
@@ -178,18 +179,6 @@ function flatten(recs: Rec[], depth: number, lines: string[], owners: Rec[]): nu
   return count;
 }
 
-function countElements(node: DomNode): number {
-  let n = 0;
-  const stack = [node];
-  while (stack.length > 0) {
-    const x = stack.pop();
-    if (!x) break;
-    if (x.kind === "element") n++;
-    for (const c of x.children) stack.push(c);
-  }
-  return n;
-}
-
 function topDocument(node: DomNode): DomNode {
   let n = node;
   while (n.parent) n = n.parent;
@@ -202,7 +191,7 @@ export function legibleDom(scope: DomNode, opts: LegibleOptions = {}): LegibleDo
   const maxChars = opts.maxChars ?? LEGIBLE_MAX_CHARS;
   const state: WalkState = { tableRows: opts.tableRows ?? 3, summarizedTables: [] };
   const sourceChars = outerHtmlLength(scope);
-  const nodeCount = countElements(scope);
+  const nodeCount = elementCount(scope);
 
   let recs: Rec[];
   if (scope.kind === "element" && (scope.tag === "table" || TABLE_SECTIONS.has(scope.tag))) {
