@@ -3,6 +3,7 @@
  * agent-legible DOM of any recorded instant with the frame that shows it, what changed between two
  * instants, and where an element is and how long it lived.
  */
+import { ms } from "../../temporal/range.ts";
 import { z } from "zod";
 import { ToolError } from "../../errors.ts";
 import type { DomNode } from "../../pagestate/dom_types.ts";
@@ -48,8 +49,6 @@ export function selectorArg(text: string, argument: string): ParsedSelector {
   }
 }
 
-const msOf = (ns: number) => Math.round(ns / 1e3) / 1e3;
-
 /** The recorded document of an instant, checked against the recording. */
 export function stateOf(app: AppContext, at: ResolvedInstant, argument = "instant"): PageDomState {
   const rec = recordedPage(app, at.session_id, at.page_id);
@@ -59,12 +58,10 @@ export function stateOf(app: AppContext, at: ResolvedInstant, argument = "instan
     throw new ToolError({
       code: "instant_outside_recording",
       message: `The DOM of page ${at.page_id} cannot be rebuilt at ${
-        msOf(at.at_ns)
+        ms(at.at_ns)
       } ms: no checkpoint precedes it.`,
       retry: "never",
-      recovery: `Ask for a later instant (the recording is rebuildable from ${
-        msOf(rec.extent.first_ns)
-      } ms).`,
+      recovery: `Ask for a later instant (the recording is rebuildable from ${ms(rec.extent.first_ns)} ms).`,
       affected: { session_id: at.session_id, page_id: at.page_id, argument },
     });
   }
@@ -93,9 +90,9 @@ export function scopeOf(doc: DomNode, scope: string | undefined, atMs: number): 
 
 function anchorText(at: ResolvedInstant): string {
   const a = at.anchor;
-  if (a.kind === "session_time") return `${msOf(at.at_ns)} ms`;
+  if (a.kind === "session_time") return `${ms(at.at_ns)} ms`;
   const off = a.offset_ms ? ` ${a.offset_ms > 0 ? "+" : ""}${a.offset_ms} ms` : "";
-  return `${msOf(at.at_ns)} ms (${a.kind} ${a.id}${off})`;
+  return `${ms(at.at_ns)} ms (${a.kind} ${a.id}${off})`;
 }
 
 export const pageStateTools = [
@@ -112,7 +109,7 @@ export const pageStateTools = [
       const state = stateOf(app, at);
       const doc = state.mirror.document;
       if (!doc) throw new Error("rebuilt state has no document");
-      const atMs = msOf(at.at_ns);
+      const atMs = ms(at.at_ns);
       const scope = scopeOf(doc, args.scope, atMs);
       const dom = legibleDom(scope);
       const frame = stateFrame(
@@ -150,8 +147,8 @@ export const pageStateTools = [
         },
         ...(dom.advice ? { advice: dom.advice } : {}),
         frame: frame ?? null,
-        ...(state.last_change_ns !== undefined ? { last_change_ms: msOf(state.last_change_ns) } : {}),
-        ...(state.next_change_ns !== undefined ? { next_change_ms: msOf(state.next_change_ns) } : {}),
+        ...(state.last_change_ns !== undefined ? { last_change_ms: ms(state.last_change_ns) } : {}),
+        ...(state.next_change_ns !== undefined ? { next_change_ms: ms(state.next_change_ns) } : {}),
       });
     },
   }),
@@ -203,11 +200,11 @@ export const pageStateTools = [
         unique: m.unique,
         text: m.text,
         role: m.role,
-        first_seen_ms: msOf(m.first_seen_ns),
-        last_seen_ms: m.last_seen_ns === null ? null : msOf(m.last_seen_ns),
+        first_seen_ms: ms(m.first_seen_ns),
+        last_seen_ms: m.last_seen_ns === null ? null : ms(m.last_seen_ns),
         present_at_end: m.present_at_end,
       }));
-      const atMs = msOf(at.at_ns);
+      const atMs = ms(at.at_ns);
       const lines = [
         `${found.total} match(es) on page ${at.page_id} at ${anchorText(at)}${
           found.total > matches.length ? ` (first ${matches.length})` : ""

@@ -2,6 +2,7 @@
  * The time anchors every page-state tool shares: an instant as session ms (`at_ms`), an interaction plus
  * `offset_ms`, a marker (plus `offset_ms`) or a frame id; windows are the temporal tools' range forms.
  */
+import { ms } from "../../temporal/range.ts";
 import { z } from "zod";
 import type { DatabaseSync } from "node:sqlite";
 import { getFrames } from "../../capture/frames.ts";
@@ -225,8 +226,6 @@ export interface RecordedPage {
   live: boolean;
 }
 
-const msOf = (ns: number) => Math.round(ns / 1e3) / 1e3;
-
 /** The page's DOM recording, or the error that says why there is none. */
 export function recordedPage(app: AppContext, sessionId: string, pageId: string): RecordedPage {
   const db = app.recorder.reader();
@@ -280,16 +279,16 @@ export function assertRecordedInstant(rec: RecordedPage, atNs: number, argument 
   throw new ToolError({
     code: "instant_outside_recording",
     message: gap
-      ? `The DOM of page ${rec.page_id} was not recorded at ${msOf(atNs)} ms: ${gap.cause}.`
-      : `${msOf(atNs)} ms is outside the DOM recording of page ${rec.page_id} (${msOf(rec.extent.first_ns)}–${
-        msOf(rec.end_ns)
+      ? `The DOM of page ${rec.page_id} was not recorded at ${ms(atNs)} ms: ${gap.cause}.`
+      : `${ms(atNs)} ms is outside the DOM recording of page ${rec.page_id} (${ms(rec.extent.first_ns)}–${
+        ms(rec.end_ns)
       } ms${rec.live ? ", still recording" : ""}).`,
     retry: "never",
-    recovery: `Ask for an instant between ${msOf(rec.extent.first_ns)} and ${msOf(rec.end_ns)} ms${
-      gap ? ` outside ${msOf(gap.start_ns)}–${gap.end_ns === null ? "now" : `${msOf(gap.end_ns)} ms`}` : ""
+    recovery: `Ask for an instant between ${ms(rec.extent.first_ns)} and ${ms(rec.end_ns)} ms${
+      gap ? ` outside ${ms(gap.start_ns)}–${gap.end_ns === null ? "now" : `${ms(gap.end_ns)} ms`}` : ""
     }.`,
     affected: { session_id: rec.session_id, page_id: rec.page_id, argument },
-    details: { recorded_from_ms: msOf(rec.extent.first_ns), recorded_to_ms: msOf(rec.end_ns) },
+    details: { recorded_from_ms: ms(rec.extent.first_ns), recorded_to_ms: ms(rec.end_ns) },
   });
 }
 
@@ -309,6 +308,38 @@ export function clampWindow(rec: RecordedPage, fromNs: number, toNs: number): Cl
   return {
     from_ns: from,
     to_ns: to,
-    clamped: { asked_from_ms: msOf(fromNs), asked_to_ms: msOf(toNs), from_ms: msOf(from), to_ms: msOf(to) },
+    clamped: { asked_from_ms: ms(fromNs), asked_to_ms: ms(toNs), from_ms: ms(from), to_ms: ms(to) },
+  };
+}
+
+/** A predicate's value in words. */
+export function valueText(v: boolean | string): string {
+  return v === "elementMissing" ? "element missing" : String(v);
+}
+
+/** The line a clamped window adds to an answer (none when the recording covered it all). */
+export function clampedLines(window: ClampedWindow): string[] {
+  const c = window.clamped;
+  return c ? [`window clamped to the recording: asked ${c.asked_from_ms}–${c.asked_to_ms} ms`] : [];
+}
+
+/** The fields every bisect answer starts with, DOM or visual. */
+export function bisectFields(
+  rec: { session_id: string; page_id: string },
+  window: ClampedWindow,
+  scan: { initial: boolean | string; final: boolean | string },
+  transitions: Array<{ at_ms: number; to: boolean | string }>,
+): Record<string, unknown> {
+  return {
+    session_id: rec.session_id,
+    page_id: rec.page_id,
+    window: { from_ms: ms(window.from_ns), to_ms: ms(window.to_ns) },
+    ...(window.clamped ? { clamped: window.clamped } : {}),
+    initial: scan.initial,
+    final: scan.final,
+    transitions,
+    ...(transitions.length > 0
+      ? { first_true_ms: transitions.find((t) => t.to === true)?.at_ms ?? null }
+      : {}),
   };
 }

@@ -3,6 +3,7 @@
  * without pixels. The recorded document is replayed in the private replay target (rrweb's Replayer in a
  * sandboxed iframe: recorded scripts never run, nothing is fetched) and measured there.
  */
+import { ms } from "../../temporal/range.ts";
 import { z } from "zod";
 import type { eventWithTime } from "@rrweb/types";
 import { domEvents } from "../../capture/dom_query.ts";
@@ -21,8 +22,6 @@ import {
   type ResolvedInstant,
 } from "./page_state_args.ts";
 import { cssSelector, selectorArg } from "./page_state.ts";
-
-const msOf = (ns: number) => Math.round(ns / 1e3) / 1e3;
 
 /** A stretch of a page's recording loaded in the replay target, and its clock. */
 export interface ReplayWindow {
@@ -116,7 +115,7 @@ export const pageStateLayoutTools = [
       const layout = await replayTarget().measureLayout(key, timestampMs, args.selectors);
       const lines = [
         `Layout of page ${at.page_id} at ${
-          msOf(at.at_ns)
+          ms(at.at_ns)
         } ms (viewport ${layout.viewport.width}×${layout.viewport.height}, replayed in ${layout.elapsed_ms} ms)`,
         ...layout.results.map(elementLine),
         ...layout.overlaps.filter((o) => !o.nested).map(overlapLine),
@@ -124,7 +123,7 @@ export const pageStateLayoutTools = [
       return output(lines.join("\n"), {
         session_id: at.session_id,
         page_id: at.page_id,
-        at_ms: msOf(at.at_ns),
+        at_ms: ms(at.at_ns),
         viewport: layout.viewport,
         elements: layout.results,
         overlaps: layout.overlaps,

@@ -2,17 +2,15 @@
  * bisect over the recorded frames (the visual predicates regionChanged and regionColor): the window's frames
  * in paint order, each evaluated on its pixels, every flip reported with the frame that shows it.
  */
+import { ms } from "../../temporal/range.ts";
 import { ToolError } from "../../errors.ts";
 import type { VisualPredicateInput } from "../../pagestate/predicates.ts";
 import { scanVisual } from "../../temporal/visual_scan.ts";
 import type { AppContext } from "../context.ts";
 import { output } from "../response.ts";
-import type { ClampedWindow } from "./page_state_args.ts";
+import { bisectFields, clampedLines, type ClampedWindow, valueText } from "./page_state_args.ts";
 import { assertSessionPage, resolveSession } from "./sessions.ts";
 import { rangeOf } from "./temporal_args.ts";
-
-const msOf = (ns: number) => Math.round(ns / 1e3) / 1e3;
-const valueText = (v: boolean | string) => v === "elementMissing" ? "element missing" : String(v);
 
 /** The window arguments bisect shares with its DOM scan. */
 export interface WindowArgs {
@@ -86,16 +84,16 @@ export async function visualBisect(
     predicate,
   );
   const transitions = scan.transitions.map((t) => ({
-    at_ms: msOf(t.at_ns),
+    at_ms: ms(t.at_ns),
     // The flip happened after this frame's paint (the last one evaluated without it).
-    after_ms: msOf(t.previous_at_ns),
+    after_ms: ms(t.previous_at_ns),
     from: t.from,
     to: t.to,
     exact: t.exact,
     measure: t.measure,
     frame: {
       frame_id: t.frame_id,
-      session_time_ms: msOf(t.at_ns),
+      session_time_ms: ms(t.at_ns),
       uri: t.uri,
       relation: "evaluated",
       offset_ms: 0,
@@ -103,16 +101,12 @@ export async function visualBisect(
   }));
   const elapsed = Math.round(performance.now() - started);
   const lines = [
-    `${JSON.stringify(predicate)} on page ${rec.page_id}, ${msOf(window.from_ns)}–${msOf(window.to_ns)} ms: ${
+    `${JSON.stringify(predicate)} on page ${rec.page_id}, ${ms(window.from_ns)}–${ms(window.to_ns)} ms: ${
       valueText(scan.initial)
     } at the start, ${transitions.length} transition(s) (${scan.probes} frames evaluated of ${scan.frames_in_window} painted in the window${
       scan.baseline.on_screen_at_start ? " and the one on screen at its start" : ""
     }${scan.sampled ? ", sampled evenly and narrowed by bisection" : ""}, ${elapsed} ms)`,
-    ...(window.clamped
-      ? [
-        `window clamped to the recording: asked ${window.clamped.asked_from_ms}–${window.clamped.asked_to_ms} ms`,
-      ]
-      : []),
+    ...clampedLines(window),
     ...transitions.map((t) =>
       `${t.at_ms} ms: ${valueText(t.from)} → ${
         valueText(t.to)
@@ -123,20 +117,11 @@ export async function visualBisect(
     `a pixel counts as changed when a channel moved by more than ${scan.pixel_delta} of 255; baseline frame #${scan.baseline.frame_id}`,
   ];
   return output(lines.join("\n"), {
-    session_id: rec.session_id,
-    page_id: rec.page_id,
-    window: { from_ms: msOf(window.from_ns), to_ms: msOf(window.to_ns) },
-    ...(window.clamped ? { clamped: window.clamped } : {}),
-    initial: scan.initial,
-    final: scan.final,
-    transitions,
-    ...(transitions.length > 0
-      ? { first_true_ms: transitions.find((t) => t.to === true)?.at_ms ?? null }
-      : {}),
+    ...bisectFields(rec, window, scan, transitions),
     probes: scan.probes,
     frames_in_window: scan.frames_in_window,
     ...(scan.sampled ? { sampled: true } : {}),
-    baseline: { frame_id: scan.baseline.frame_id, at_ms: msOf(scan.baseline.at_ns) },
+    baseline: { frame_id: scan.baseline.frame_id, at_ms: ms(scan.baseline.at_ns) },
     region: scan.region,
     final_measure: scan.final_measure,
     elapsed_ms: elapsed,

@@ -2,11 +2,12 @@
  * Page-state tools over a window: diff_dom (what changed between two instants) and bisect (every moment a
  * condition on an element flipped, exact to the DOM mutation, each with the frame that shows it).
  */
+import { ms } from "../../temporal/range.ts";
 import { z } from "zod";
 import { ToolError } from "../../errors.ts";
 import { diffDom } from "../../pagestate/dom_diff.ts";
 import type { DomNode } from "../../pagestate/dom_types.ts";
-import { isVisualPredicate, predicateSchema, type PredicateValue } from "../../pagestate/predicates.ts";
+import { isVisualPredicate, predicateSchema } from "../../pagestate/predicates.ts";
 import { changesDom, domWindow } from "../../pagestate/states.ts";
 import { scanTransitions, scanTransitionsAsync, type TransitionScan } from "../../pagestate/transitions.ts";
 import { PredicateError } from "../../pagestate/predicates.ts";
@@ -19,18 +20,19 @@ import { defineTool } from "../define_tool.ts";
 import { OUTPUT_SCHEMAS } from "../output_schemas.ts";
 import { output } from "../response.ts";
 import {
+  bisectFields,
+  clampedLines,
   type ClampedWindow,
   clampWindow,
   instantObject,
   instantOf,
   type RecordedPage,
   recordedPage,
+  valueText,
 } from "./page_state_args.ts";
 import { cssSelector, scopeOf, selectorArg, stateOf } from "./page_state.ts";
 import { sessionId } from "./sessions.ts";
 import { rangeFields, rangeOf } from "./temporal_args.ts";
-
-const msOf = (ns: number) => Math.round(ns / 1e3) / 1e3;
 
 interface PageWindow {
   rec: RecordedPage;
@@ -79,10 +81,6 @@ async function scanOrExplain(scan: () => Promise<TransitionScan>): Promise<Trans
   }
 }
 
-function valueText(v: PredicateValue): string {
-  return v === "elementMissing" ? "element missing" : String(v);
-}
-
 export const pageStateWindowTools = [
   defineTool({
     name: "diff_dom",
@@ -120,34 +118,30 @@ export const pageStateWindowTools = [
       const beforeDoc = before.mirror.document;
       const afterDoc = after.mirror.document;
       const scopeBefore = beforeDoc && args.scope
-        ? tryScope(beforeDoc, args.scope, msOf(a))
-        : beforeDoc && scopeOf(beforeDoc, undefined, msOf(a));
+        ? tryScope(beforeDoc, args.scope, ms(a))
+        : beforeDoc && scopeOf(beforeDoc, undefined, ms(a));
       const scopeAfter = afterDoc && args.scope
-        ? tryScope(afterDoc, args.scope, msOf(b))
-        : afterDoc && scopeOf(afterDoc, undefined, msOf(b));
+        ? tryScope(afterDoc, args.scope, ms(b))
+        : afterDoc && scopeOf(afterDoc, undefined, ms(b));
       if (args.scope && !scopeBefore && !scopeAfter) {
-        scopeOf(afterDoc ?? beforeDoc ?? emptyDoc(), args.scope, msOf(b));
+        scopeOf(afterDoc ?? beforeDoc ?? emptyDoc(), args.scope, ms(b));
       }
       const diff = diffDom(scopeBefore, scopeAfter);
       const c = diff.counts;
       const lines = [
-        `DOM of page ${from.page_id} from ${msOf(a)} to ${
-          msOf(b)
+        `DOM of page ${from.page_id} from ${ms(a)} to ${
+          ms(b)
         } ms: ${c.added} added, ${c.removed} removed, ${c.attribute_changed} attribute and ${c.text_changed} text changes${
           diff.truncated ? ` (first ${diff.changes.length} of ${diff.changes_total})` : ""
         }`,
-        ...(window.clamped
-          ? [
-            `window clamped to the recording: asked ${window.clamped.asked_from_ms}–${window.clamped.asked_to_ms} ms`,
-          ]
-          : []),
+        ...clampedLines(window),
         ...diff.changes.map((ch) => ch.summary),
       ];
       return output(lines.join("\n"), {
         session_id: from.session_id,
         page_id: from.page_id,
-        from_ms: msOf(a),
-        to_ms: msOf(b),
+        from_ms: ms(a),
+        to_ms: ms(b),
         // Each change's one-line summary is the text above; the fields stay for programs.
         changes: diff.changes.map(({ summary: _summary, ...change }) => change),
         counts: { ...c, changes_total: diff.changes_total, truncated: diff.truncated },
@@ -188,9 +182,9 @@ export const pageStateWindowTools = [
       if (!scanWindow) {
         throw new ToolError({
           code: "instant_outside_recording",
-          message: `No DOM checkpoint of page ${rec.page_id} precedes ${msOf(window.from_ns)} ms.`,
+          message: `No DOM checkpoint of page ${rec.page_id} precedes ${ms(window.from_ns)} ms.`,
           retry: "never",
-          recovery: `Start the window at or after ${msOf(rec.extent.first_ns)} ms.`,
+          recovery: `Start the window at or after ${ms(rec.extent.first_ns)} ms.`,
           affected: { session_id: rec.session_id, page_id: rec.page_id, argument: "range" },
         });
       }
@@ -232,19 +226,15 @@ export const pageStateWindowTools = [
       const transitions = scan.transitions.map((t) => {
         const next = changeTimes.find((at) => at > t.at_ns);
         const frame = stateFrame(db, rec.session_id, rec.page_id, t.at_ns, next);
-        return { at_ms: msOf(t.at_ns), from: t.from, to: t.to, frame: frame ?? null };
+        return { at_ms: ms(t.at_ns), from: t.from, to: t.to, frame: frame ?? null };
       });
       const elapsed = Math.round(performance.now() - started);
       const lines = [
-        `${selectorText} ${JSON.stringify(args.predicate)} on page ${rec.page_id}, ${msOf(window.from_ns)}–${
-          msOf(window.to_ns)
+        `${selectorText} ${JSON.stringify(args.predicate)} on page ${rec.page_id}, ${ms(window.from_ns)}–${
+          ms(window.to_ns)
         } ms: ${valueText(scan.initial)} at the start, ${transitions.length} transition(s)` +
         ` (${scan.probes} probes over ${scan.events_scanned} events, ${elapsed} ms)`,
-        ...(window.clamped
-          ? [
-            `window clamped to the recording: asked ${window.clamped.asked_from_ms}–${window.clamped.asked_to_ms} ms`,
-          ]
-          : []),
+        ...clampedLines(window),
         ...transitions.map((t) =>
           `${t.at_ms} ms: ${valueText(t.from)} → ${valueText(t.to)}${
             t.frame ? ` (frame #${t.frame.frame_id})` : ""
@@ -255,16 +245,7 @@ export const pageStateWindowTools = [
           : []),
       ];
       return output(lines.join("\n"), {
-        session_id: rec.session_id,
-        page_id: rec.page_id,
-        window: { from_ms: msOf(window.from_ns), to_ms: msOf(window.to_ns) },
-        ...(window.clamped ? { clamped: window.clamped } : {}),
-        initial: scan.initial,
-        final: scan.final,
-        transitions,
-        ...(transitions.length > 0
-          ? { first_true_ms: transitions.find((t) => t.to === true)?.at_ms ?? null }
-          : {}),
+        ...bisectFields(rec, window, scan, transitions),
         probes: scan.probes,
         events_scanned: scan.events_scanned,
         elapsed_ms: elapsed,
