@@ -1,0 +1,60 @@
+/**
+ * The scenario's deterministic browser settings, applied to every page of the run in its initialization
+ * round (before it runs), and again whenever a target reattaches.
+ *
+ * The viewport reuses the session's own machinery: a ViewportOverride (browser/viewport.ts) kept in the
+ * page's "viewport" override slot, so set_viewport, browser_status and the viewport report see the
+ * scenario's metrics as the page's current override instead of a second override fighting it.
+ * Locale, timezone and media features are separate Emulation overrides; Emulation.setLocaleOverride sets
+ * the ICU locale (Intl, toLocaleString), not navigator.language or Accept-Language.
+ */
+import type { BrowserSession } from "../browser/session.ts";
+import type { PageTarget, TargetOverride } from "../browser/targets.ts";
+import { ViewportOverride } from "../browser/viewport.ts";
+
+export interface EnvironmentPlan {
+  viewport: { width: number; height: number; device_scale_factor: number };
+  locale: string;
+  timezone: string;
+  color_scheme: "light" | "dark" | "no-preference";
+  reduced_motion: "reduce" | "no-preference";
+}
+
+/** The slot browser/viewport.ts keeps a page's viewport override in (its currentOverride reads it). */
+const VIEWPORT_SLOT = "viewport";
+const ENVIRONMENT_SETUP = "scenario_environment";
+
+/** The media features emulated. "no-preference" for color scheme is emulated as such, not left unset. */
+export function mediaFeatures(plan: EnvironmentPlan): { name: string; value: string }[] {
+  return [
+    { name: "prefers-color-scheme", value: plan.color_scheme },
+    { name: "prefers-reduced-motion", value: plan.reduced_motion },
+  ];
+}
+
+export function viewportOverride(plan: EnvironmentPlan): ViewportOverride {
+  const v = plan.viewport;
+  return new ViewportOverride({ kind: "custom", class: "custom_desktop" }, {
+    width: v.width,
+    height: v.height,
+    device_scale_factor: v.device_scale_factor,
+    mobile: false,
+    touch: false,
+    max_touch_points: 0,
+  });
+}
+
+/** Installs the environment on every page of the session, now and later. Call before session.start(). */
+export function installEnvironment(session: BrowserSession, plan: EnvironmentPlan): void {
+  const emulation: TargetOverride = {
+    apply(page: PageTarget, timeoutMs?: number): Array<Promise<unknown>> {
+      return [
+        page.send("Emulation.setLocaleOverride", { locale: plan.locale }, timeoutMs),
+        page.send("Emulation.setTimezoneOverride", { timezoneId: plan.timezone }, timeoutMs),
+        page.send("Emulation.setEmulatedMedia", { media: "", features: mediaFeatures(plan) }, timeoutMs),
+      ];
+    },
+  };
+  session.addPageSetup(VIEWPORT_SLOT, viewportOverride(plan));
+  session.addPageSetup(ENVIRONMENT_SETUP, emulation);
+}

@@ -1,0 +1,225 @@
+/**
+ * The scenario's network boundary, installed in every page of the run before it runs (popups and
+ * reattachments included, through BrowserSession.addPageSetup):
+ *
+ * - HTTP(S): every request pauses in the Fetch domain at the Request stage and is decided by
+ *   decideRequest (guard_match.ts): a replay route is fulfilled, redirected or failed; an origin outside
+ *   the set is failed as BlockedByClient; an unmatched request is failed when the replay says so; the rest
+ *   continues. A redirect the server answers pauses again for its new URL, so a redirect off the set is
+ *   refused like any request. data:, blob: and about: never pause here.
+ * - WebSocket: Fetch never sees a handshake. Network.setBlockedURLs with ordered allow/block patterns lets
+ *   ws(s) reach the allowed origins only; the attempt itself is reported from Network.webSocketCreated.
+ * - Service workers (when blocked): register() rejects in every document (a main-world document-start
+ *   script), the page's requests bypass any worker (Network.setBypassServiceWorker), and a worker script
+ *   fetch that still reaches Fetch is failed.
+ *
+ * Measured against Chromium 156: the page session's Fetch covers the page's same-process iframes
+ * (127.0.0.1 on another port is the same site, so the same process). Out-of-process iframes (another site)
+ * get their document request paused here, since the parent frame starts that navigation, but their
+ * subresources are not: the session does not auto-attach iframe targets. See the e2e test.
+ */
+import type { EventParams } from "../browser/cdp.ts";
+import type { BrowserSession } from "../browser/session.ts";
+import type { PageTarget, TargetOverride } from "../browser/targets.ts";
+import { logger } from "../log.ts";
+import {
+  base64Utf8,
+  decideRequest,
+  fulfillHeaders,
+  type GuardPlan,
+  httpOrigin,
+  normalizeOrigins,
+  outsideGuard,
+  RouteTable,
+  websocketBlockPatterns,
+} from "./guard_match.ts";
+
+export type { GuardPlan, ReplayResponse, ReplayRoute } from "./guard_match.ts";
+
+const log = logger("scenario", "guard");
+
+/** What the runner attributes to the current step. `url` is the raw request URL: the runner redacts it. */
+export interface GuardEvent {
+  kind: "request-refused" | "replay-fulfilled" | "replay-redirected" | "replay-aborted" | "unmatched-aborted";
+  page_id: string;
+  origin: string;
+  url: string;
+  method: string;
+  resource_type: string;
+  /** A main-frame document request (a navigation or one of its redirects). */
+  navigation: boolean;
+  route_id?: string;
+  transport: "http" | "websocket";
+}
+
+/**
+ * Replaces ServiceWorkerContainer.prototype.register in the main world of every document before the page
+ * runs. A page can still reach a pristine register() through a realm this script did not run in; the
+ * network bypass and the script-fetch refusal below hold then.
+ */
+const SERVICE_WORKER_BLOCK = `(() => {
+  const C = globalThis.ServiceWorkerContainer;
+  if (!C) return;
+  const register = function register() {
+    return Promise.reject(new DOMException(
+      "Service workers are blocked in this scenario (environment.service_workers).", "SecurityError"));
+  };
+  try {
+    Object.defineProperty(C.prototype, "register", { value: register, writable: false, configurable: false });
+  } catch { /* already replaced in this realm */ }
+})();`;
+
+type Paused = EventParams<"Fetch.requestPaused">;
+
+/**
+ * Installs the guard on every page of the session, now and later. Returns the uninstall: the listeners
+ * go, and the open pages stop pausing requests and blocking WebSockets (requests then continue).
+ */
+export function installGuard(
+  session: BrowserSession,
+  plan: GuardPlan,
+  onEvent: (e: GuardEvent) => void,
+): () => void {
+  const allowed = normalizeOrigins(plan.allowedOrigins);
+  const decisionPlan = {
+    allowed,
+    routes: plan.replay.mode === "exact" ? new RouteTable(plan.replay.routes) : null,
+    unmatchedAbort: plan.replay.mode === "exact" && plan.replay.unmatched === "abort",
+  };
+  const wsPatterns = websocketBlockPatterns(allowed);
+  let active = true;
+  // A key of its own: addPageSetup is idempotent by key, and a later guard in the same session is another.
+  const key = `scenario_guard:${crypto.randomUUID()}`;
+
+  const setup: TargetOverride = {
+    apply(page: PageTarget, timeoutMs?: number): Array<Promise<unknown>> {
+      if (!active) return [];
+      const sent: Array<Promise<unknown>> = [
+        page.send("Network.enable", { maxTotalBufferSize: 0, maxResourceBufferSize: 0 }, timeoutMs),
+        page.send("Network.setBlockedURLs", { urlPatterns: wsPatterns }, timeoutMs),
+        page.send("Fetch.enable", { patterns: [{ urlPattern: "*", requestStage: "Request" }] }, timeoutMs),
+      ];
+      if (plan.blockServiceWorkers) {
+        sent.push(
+          page.send("Network.setBypassServiceWorker", { bypass: true }, timeoutMs),
+          page.send(
+            "Page.addScriptToEvaluateOnNewDocument",
+            { source: SERVICE_WORKER_BLOCK, runImmediately: true },
+            timeoutMs,
+          ),
+        );
+      }
+      return sent;
+    },
+  };
+
+  const emit = (e: GuardEvent) => {
+    try {
+      onEvent(e);
+    } catch (err) {
+      log.warning("guard event listener failed: {err}", { err: String(err) });
+    }
+  };
+
+  const onPaused = (page: PageTarget, p: Paused) => {
+    const { requestId, request } = p;
+    const reply = (promise: Promise<unknown>) =>
+      promise.catch((err) => log.debug("guard reply failed: {err}", { err: String(err) }));
+    if (!active || outsideGuard(request.url)) {
+      reply(page.send("Fetch.continueRequest", { requestId }));
+      return;
+    }
+    const base = {
+      page_id: page.id,
+      origin: httpOrigin(request.url) ?? request.url,
+      url: request.url,
+      method: request.method,
+      resource_type: p.resourceType,
+      navigation: p.resourceType === "Document" &&
+        (p.frameId === page.mainFrameId || p.frameId === page.targetId),
+      transport: "http" as const,
+    };
+    if (plan.blockServiceWorkers && headerValue(request.headers, "service-worker") === "script") {
+      reply(page.send("Fetch.failRequest", { requestId, errorReason: "BlockedByClient" }));
+      emit({ ...base, kind: "request-refused" });
+      return;
+    }
+    const d = decideRequest(decisionPlan, request.method, request.url);
+    switch (d.action) {
+      case "fulfill":
+        reply(page.send("Fetch.fulfillRequest", {
+          requestId,
+          responseCode: d.response.status,
+          responseHeaders: fulfillHeaders(d.response),
+          body: base64Utf8(d.response.body ?? ""),
+        }));
+        emit({ ...base, kind: "replay-fulfilled", route_id: d.route.route_id });
+        return;
+      case "redirect":
+        // Chrome follows a fulfilled redirect and pauses the new URL here again.
+        reply(page.send("Fetch.fulfillRequest", {
+          requestId,
+          responseCode: d.response.status,
+          responseHeaders: [{ name: "location", value: d.response.location }],
+        }));
+        emit({ ...base, kind: "replay-redirected", route_id: d.route.route_id });
+        return;
+      case "replay-abort":
+        reply(page.send("Fetch.failRequest", { requestId, errorReason: d.errorReason }));
+        emit({ ...base, kind: "replay-aborted", route_id: d.route.route_id });
+        return;
+      case "refuse":
+        reply(page.send("Fetch.failRequest", { requestId, errorReason: "BlockedByClient" }));
+        emit({ ...base, origin: d.origin, kind: "request-refused" });
+        return;
+      case "unmatched-abort":
+        reply(page.send("Fetch.failRequest", { requestId, errorReason: "BlockedByClient" }));
+        emit({ ...base, origin: d.origin, kind: "unmatched-aborted" });
+        return;
+      case "continue":
+        reply(page.send("Fetch.continueRequest", { requestId }));
+    }
+  };
+
+  const off = [
+    session.onPageEvent("Fetch.requestPaused", onPaused),
+    // The handshake itself is refused by setBlockedURLs; this reports the attempt.
+    session.onPageEvent("Network.webSocketCreated", (page, { url }) => {
+      if (!active) return;
+      const origin = httpOrigin(url);
+      if (origin && allowed.has(origin)) return;
+      emit({
+        kind: "request-refused",
+        page_id: page.id,
+        origin: origin ?? url,
+        url,
+        method: "GET",
+        resource_type: "WebSocket",
+        navigation: false,
+        transport: "websocket",
+      });
+    }),
+  ];
+  session.addPageSetup(key, setup);
+
+  return () => {
+    if (!active) return;
+    active = false;
+    for (const o of off) o();
+    for (const page of session.pages.values()) {
+      page.overrides.delete(key);
+      if (page.closed) continue;
+      // Disabling Fetch releases whatever is still paused; no request is left hanging without a listener.
+      page.send("Fetch.disable").catch(() => {});
+      page.send("Network.setBlockedURLs", { urlPatterns: [] }).catch(() => {});
+      if (plan.blockServiceWorkers) {
+        page.send("Network.setBypassServiceWorker", { bypass: false }).catch(() => {});
+      }
+    }
+  };
+}
+
+function headerValue(headers: Record<string, string>, name: string): string | undefined {
+  for (const [k, v] of Object.entries(headers)) if (k.toLowerCase() === name) return v;
+  return undefined;
+}

@@ -1,0 +1,141 @@
+/**
+ * The scenario page setup in real Chromium: the origin guard (HTTP, redirects, iframes, WebSockets),
+ * exact request replay, service-worker blocking, the environment and storage seeds. Two servers on two
+ * ports are two origins; "localhost" beside "127.0.0.1" is another site, so an out-of-process iframe.
+ */
+import { assert, assertEquals, assertRejects } from "../assert.ts";
+import { type GuardEvent, installGuard } from "../../src/scenario/guard.ts";
+import { serveGuardSite, until, withScenarioBrowser } from "./scenario_guard_util.ts";
+import { evaluate } from "./scenario_guard_util.ts";
+
+type Probe = {
+  outcome: string;
+  status?: number;
+  type?: string;
+  body?: string;
+  message?: string;
+  data?: unknown;
+};
+
+Deno.test("guard: origin set, exact replay, redirects and iframes", async () => {
+  const a = serveGuardSite();
+  const b = serveGuardSite();
+  const events: GuardEvent[] = [];
+  try {
+    await withScenarioBrowser((session) => {
+      installGuard(session, {
+        allowedOrigins: [a.origin + "/"],
+        blockServiceWorkers: true,
+        replay: {
+          mode: "exact",
+          unmatched: "passthrough-declared-origins",
+          routes: [
+            {
+              route_id: "items",
+              method: "GET",
+              url: `${a.origin}/api/items?page=1&sort=name`,
+              response: {
+                kind: "response",
+                status: 200,
+                headers: [{ name: "x-replayed", value: "yes" }],
+                body: '{"items":[1,2]}',
+              },
+            },
+            {
+              route_id: "old",
+              method: "GET",
+              url: `${a.origin}/api/old`,
+              response: { kind: "redirect", status: 302, location: `${a.origin}/api/items?sort=name&page=1` },
+            },
+            {
+              route_id: "escape",
+              method: "GET",
+              url: `${a.origin}/api/escape`,
+              response: { kind: "redirect", status: 307, location: `${b.origin}/api/plain` },
+            },
+            {
+              route_id: "dead",
+              method: "POST",
+              url: `${a.origin}/api/dead`,
+              response: { kind: "abort", reason: "connection_refused" },
+            },
+          ],
+        },
+      }, (e) => events.push(e));
+    }, async (session, page) => {
+      await session.navigate(page, `${a.origin}/index.html`, "load", 10_000);
+      const probe = (expr: string) => evaluate(page, expr) as Promise<Probe>;
+
+      // A route matches on method, origin+path and the query as a multiset (order ignored).
+      const items = await probe(`probeFetch(${JSON.stringify(`${a.origin}/api/items?sort=name&page=1`)})`);
+      assertEquals(items.outcome, "response");
+      assertEquals(items.status, 200);
+      assertEquals(items.type, "application/json");
+      assertEquals(items.body, '{"items":[1,2]}');
+      assert(!a.hits.some((h) => h.startsWith("/api/items")), "a replayed request never reaches the server");
+      // Another method or an extra query pair is not the route: it passes through to the allowed origin.
+      const extra = await probe(
+        `probeFetch(${JSON.stringify(`${a.origin}/api/items?sort=name&page=1&x=1`)})`,
+      );
+      assertEquals(extra.status, 404);
+
+      // A replayed redirect is followed, and its target pauses again (and is replayed).
+      const old = await probe(`probeFetch(${JSON.stringify(`${a.origin}/api/old`)})`);
+      assertEquals(old.body, '{"items":[1,2]}');
+      // A replayed redirect off the set is refused at its target.
+      const escape = await probe(`probeFetch(${JSON.stringify(`${a.origin}/api/escape`)})`);
+      assertEquals(escape.outcome, "error");
+      assertEquals(b.hits.length, 0);
+
+      const dead = await probe(`probeFetch(${JSON.stringify(`${a.origin}/api/dead`)}, { method: "POST" })`);
+      assertEquals(dead.outcome, "error");
+
+      // A request to another origin is refused; the unmatched allowed one passes through.
+      assertEquals((await probe(`probeFetch(${JSON.stringify(`${b.origin}/api/plain`)})`)).outcome, "error");
+      const plain = await probe(`probeFetch(${JSON.stringify(`${a.origin}/api/plain`)})`);
+      assertEquals(plain.status, 200);
+
+      // A server redirect off the set is refused when Chrome pauses the redirected request.
+      const redirected = await session.navigate(
+        page,
+        `${a.origin}/redirect?to=${encodeURIComponent(`${b.origin}/index.html`)}`,
+        "load",
+        10_000,
+      ).then(() => "navigated", (e: Error) => e.message);
+      assert(redirected.includes("ERR_BLOCKED_BY_CLIENT"), redirected);
+      // So is a navigation straight to it.
+      await assertRejects(() => session.navigate(page, `${b.origin}/index.html`, "load", 10_000));
+      assertEquals(b.hits.length, 0, `origin B was never reached: ${b.hits.join(", ")}`);
+
+      await session.navigate(page, `${a.origin}/index.html`, "load", 10_000);
+      // A same-site iframe of another origin (same process) is refused at its document request.
+      const frame = await probe(`probeFrame(${JSON.stringify(`${b.origin}/frame.html`)})`);
+      assert(frame.outcome !== "posted", JSON.stringify(frame));
+      assertEquals(b.hits.length, 0);
+      // A same-origin iframe's own requests pause at the page session too.
+      const inner = await probe(
+        `probeFrame(${
+          JSON.stringify(`${a.origin}/frame.html?fetch=${encodeURIComponent(`${b.origin}/api/plain`)}`)
+        })`,
+      );
+      assertEquals(inner.outcome, "posted");
+      assertEquals((inner.data as { fetch: string }).fetch, "error");
+      assertEquals(b.hits.length, 0);
+
+      await until(() => events.filter((e) => e.kind === "request-refused").length >= 6);
+      const byKind = (kind: GuardEvent["kind"]) => events.filter((e) => e.kind === kind);
+      assertEquals(byKind("replay-fulfilled").map((e) => e.route_id), ["items", "items"]);
+      assertEquals(byKind("replay-redirected").map((e) => e.route_id), ["old", "escape"]);
+      assertEquals(byKind("replay-aborted").map((e) => [e.route_id, e.method]), [["dead", "POST"]]);
+      const refused = byKind("request-refused");
+      assert(refused.every((e) => e.origin === b.origin && e.transport === "http" && e.page_id === page.id));
+      // Two main-frame documents (the server redirect's target and the direct navigation) are navigations.
+      assertEquals(refused.filter((e) => e.navigation).length, 2, JSON.stringify(refused));
+      assert(refused.some((e) => e.resource_type === "Document" && !e.navigation), "the iframe document");
+      assertEquals(byKind("unmatched-aborted").length, 0);
+    });
+  } finally {
+    await a.close();
+    await b.close();
+  }
+});
