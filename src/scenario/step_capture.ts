@@ -1,0 +1,165 @@
+import type { PageTarget } from "../browser/targets.ts";
+import { pngSize } from "../control/post_action_image.ts";
+import type { InstanceStore } from "../store/instance.ts";
+import type {
+  ArtifactKind,
+  CaptureState,
+  HistoryArtifact,
+  ScreenshotArtifact,
+  StepArtifacts,
+  StorageArtifact,
+  TextArtifact,
+} from "./capture.ts";
+import { readDomLines, readPageStorage, withCaretHidden } from "./step_capture_page.ts";
+import {
+  domText,
+  type Redactor,
+  renderAxTree,
+  sha256Hex,
+  storedValue,
+  textArtifact,
+} from "./step_capture_text.ts";
+
+export { type Redactor, textArtifact };
+
+export interface CaptureContext {
+  page: PageTarget;
+  store: InstanceStore;
+  redactor: Redactor;
+  allowedOrigins: string[];
+  /** The runner's URL treatment: userinfo removed, secret values as references. */
+  durableUrl: (raw: string) => string;
+}
+
+/** Each artifact is bounded on its own: one slow kind leaves the others captured. */
+export const ARTIFACT_TIMEOUT_MS = 5_000;
+
+class ArtifactTimeout extends Error {}
+
+function bounded<T>(kind: ArtifactKind, work: (timeoutMs: number) => Promise<T>): Promise<CaptureState<T>> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const limit = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new ArtifactTimeout()), ARTIFACT_TIMEOUT_MS);
+  });
+  return Promise.race([work(ARTIFACT_TIMEOUT_MS), limit]).then(
+    (value): CaptureState<T> => ({ state: "captured", value }),
+    (err: unknown): CaptureState<T> => ({
+      state: "missing",
+      reason: err instanceof ArtifactTimeout
+        ? `${kind} capture did not finish within ${ARTIFACT_TIMEOUT_MS} ms (the per-artifact limit)`
+        : `${kind} capture failed: ${
+          err instanceof Error ? err.message.slice(0, 300) : String(err).slice(0, 300)
+        }`,
+    }),
+  ).finally(() => clearTimeout(timer));
+}
+
+/**
+ * The artifacts of one step. Kinds not asked for are `not_requested`; a kind that fails or outlasts its
+ * limit is `missing` with the reason, never a throw, so the step record stays whole. Every text is
+ * redacted before it leaves here.
+ */
+export async function captureArtifacts(
+  ctx: CaptureContext,
+  kinds: ReadonlySet<ArtifactKind>,
+): Promise<StepArtifacts> {
+  const run = <T>(kind: ArtifactKind, work: (timeoutMs: number) => Promise<T>): Promise<CaptureState<T>> =>
+    kinds.has(kind) ? bounded(kind, work) : Promise.resolve({ state: "not_requested" });
+  const [screenshot, dom, accessibility, url, history, storage] = await Promise.all([
+    run("screenshot", (t) => captureScreenshot(ctx, t)),
+    run("dom", (t) => captureDom(ctx, t)),
+    run("accessibility", (t) => captureAccessibility(ctx, t)),
+    run("url", (t) => currentUrl(ctx.page, t).then(ctx.durableUrl)),
+    run("history", (t) => captureHistory(ctx, t)),
+    run("storage", (t) => captureStorage(ctx, t)),
+  ]);
+  return { screenshot, dom, accessibility, url, history, storage };
+}
+
+/**
+ * A PNG of the viewport. Chrome's PNG encoder is deterministic (measured: equal bytes over repeated
+ * captures and in a fresh browser); the blinking caret is not, so it is hidden for the capture.
+ */
+async function captureScreenshot(ctx: CaptureContext, timeoutMs: number): Promise<ScreenshotArtifact> {
+  const shot = await withCaretHidden(
+    ctx.page,
+    timeoutMs,
+    () => ctx.page.send("Page.captureScreenshot", { format: "png" }, timeoutMs),
+  );
+  const bytes = Uint8Array.fromBase64(shot.data);
+  const { width, height } = pngSize(bytes);
+  // A budget refusal is this artifact's missing reason (bounded() keeps its message).
+  const saved = await ctx.store.writeEvidence("screenshots", "png", bytes);
+  return {
+    sha256: sha256Hex(bytes),
+    mime_type: "image/png",
+    width,
+    height,
+    bytes: bytes.byteLength,
+    uri: saved.uri,
+    data_base64: shot.data,
+  };
+}
+
+async function captureDom(ctx: CaptureContext, timeoutMs: number): Promise<TextArtifact> {
+  return textArtifact(domText(await readDomLines(ctx.page, timeoutMs), ctx.redactor));
+}
+
+async function captureAccessibility(ctx: CaptureContext, timeoutMs: number): Promise<TextArtifact> {
+  const { nodes } = await ctx.page.send("Accessibility.getFullAXTree", {}, timeoutMs);
+  return textArtifact(ctx.redactor.text(renderAxTree(nodes)));
+}
+
+/** The main frame's URL as Chrome has it now (fragment included), not as our last event said. */
+async function currentUrl(page: PageTarget, timeoutMs: number): Promise<string> {
+  const { frameTree } = await page.send("Page.getFrameTree", undefined, timeoutMs);
+  return frameTree.frame.url + (frameTree.frame.urlFragment ?? "");
+}
+
+async function captureHistory(ctx: CaptureContext, timeoutMs: number): Promise<HistoryArtifact> {
+  const h = await ctx.page.send("Page.getNavigationHistory", undefined, timeoutMs);
+  return {
+    length: h.entries.length,
+    current_index: h.currentIndex,
+    entries: h.entries.map((e) => ({ url: ctx.durableUrl(e.url), transition: e.transitionType })),
+  };
+}
+
+/**
+ * The page's own storage: the cookies Chrome would send to the page's URL (not every cookie of every
+ * allowed origin: what the page sees is what the step did), and the local and session storage of its
+ * origin. Values are digests; a value that is or holds a declared secret has none.
+ */
+async function captureStorage(ctx: CaptureContext, timeoutMs: number): Promise<StorageArtifact> {
+  const [url, read] = await Promise.all([
+    currentUrl(ctx.page, timeoutMs),
+    readPageStorage(ctx.page, timeoutMs),
+  ]);
+  const web = /^https?:/i.test(url);
+  const { cookies } = web
+    ? await ctx.page.send("Network.getCookies", { urls: [url] }, timeoutMs)
+    : { cookies: [] };
+  const text = ctx.redactor.text.bind(ctx.redactor);
+  const byName = <T extends { name: string }>(a: T, b: T) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+  const entries = (list: Array<[string, string]> | null) =>
+    (list ?? []).map(([name, value]) => ({ name: text(name), ...storedValue(value, ctx.redactor) })).sort(
+      byName,
+    );
+  return {
+    cookies: cookies.map((c) => ({
+      name: text(c.name),
+      domain: c.domain,
+      path: c.path,
+      secure: c.secure,
+      http_only: c.httpOnly,
+      same_site: c.sameSite ?? null,
+      ...storedValue(c.value, ctx.redactor),
+    })).sort((a, b) =>
+      byName(a, b) || (a.domain < b.domain ? -1 : a.domain > b.domain ? 1 : 0) ||
+      (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)
+    ),
+    local_storage: entries(read.local),
+    session_storage: entries(read.session),
+    origin: read.origin === "null" ? null : read.origin,
+  };
+}
