@@ -143,6 +143,8 @@ export const scenarioCaptureSchema = z.strictObject({
     cleanup: z.enum(["terminated-owned-process", "disconnected-external"]),
     product: z.string(),
     version: z.string(),
+    profile_dir: z.string().optional(),
+    profile_removed: z.boolean().optional(),
   }),
   scenario: z.strictObject({
     start_url: z.string(),
