@@ -113,15 +113,23 @@ function invalidRules(path: string, problem: string): never {
 
 /** Orders by Unicode code point (String#< compares UTF-16 code units, which differs past U+FFFF). */
 export function compareCodePoints(a: string, b: string): number {
-  const left = [...a];
-  const right = [...b];
-  const n = Math.min(left.length, right.length);
+  const n = Math.min(a.length, b.length);
   for (let i = 0; i < n; i++) {
-    const x = left[i].codePointAt(0) ?? 0;
-    const y = right[i].codePointAt(0) ?? 0;
-    if (x !== y) return x - y;
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x !== y) return codePointRank(x) - codePointRank(y);
   }
-  return left.length - right.length;
+  return a.length - b.length;
+}
+
+/**
+ * At the first differing code unit, surrogates (U+D800..DFFF, code points past U+FFFF) must rank above
+ * U+E000..FFFF: shifting the two ranges past each other gives code point order without decoding.
+ */
+function codePointRank(unit: number): number {
+  if (unit >= 0xd800 && unit <= 0xdfff) return unit + 0x2000;
+  if (unit >= 0xe000) return unit - 0x800;
+  return unit;
 }
 
 /**
@@ -218,8 +226,16 @@ export function applyCallerRules(
 }
 
 /**
- * relative_to_start_url: the capture's own start_url (and its parsed href, which may add a trailing
- * slash) become START_URL_TOKEN, longest form first so a prefix form never splits the longer one.
+ * Characters that end a URL written inside a string (besides the string's end): a fragment, whitespace,
+ * quotes and angle brackets, and the `:line:column` a stack frame appends.
+ */
+const URL_END = /[#:\s"'<>`]/;
+
+/**
+ * relative_to_start_url: each occurrence of the capture's own start_url (or its parsed href, which may
+ * add a trailing slash) that is a whole URL becomes START_URL_TOKEN. An occurrence continued by more of a
+ * URL (`http://h/` in `http://h/page`) is left alone: otherwise runs from `http://h/` and from
+ * `http://h/?bug=1` would write the same page differently.
  */
 export function relativeToStartUrl(value: unknown, startUrl: string): unknown {
   const forms = new Set<string>();
@@ -229,9 +245,22 @@ export function relativeToStartUrl(value: unknown, startUrl: string): unknown {
   } catch {
     // Not a URL: the literal form alone.
   }
+  // Longest first, so a shorter form never splits an occurrence of the longer one.
   const ordered = [...forms].sort((a, b) => b.length - a.length);
   if (ordered.length === 0) return value;
-  return mapStrings(value, (s) => ordered.reduce((acc, form) => acc.split(form).join(START_URL_TOKEN), s));
+  return mapStrings(value, (s) => ordered.reduce((acc, form) => replaceWholeUrl(acc, form), s));
+}
+
+function replaceWholeUrl(s: string, url: string): string {
+  let out = "";
+  let from = 0;
+  for (let at = s.indexOf(url); at !== -1; at = s.indexOf(url, at + url.length)) {
+    const next = s.charAt(at + url.length);
+    if (next !== "" && !URL_END.test(next)) continue;
+    out += s.slice(from, at) + START_URL_TOKEN;
+    from = at + url.length;
+  }
+  return from === 0 ? s : out + s.slice(from);
 }
 
 /**

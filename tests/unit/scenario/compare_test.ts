@@ -183,6 +183,14 @@ Deno.test("relative_to_start_url: runs from ?bug=1 and ?bug=0 compare where they
   assertEquals(stepOf(moved, "@initial").artifact_diffs.map((d) => d.artifact), ["url"]);
 });
 
+Deno.test("relative_to_start_url: a start URL without the flag is no prefix of every other page", () => {
+  const before = capture(`${ORIGIN}/`);
+  const after = capture(`${ORIGIN}/?bug=1`);
+  const result = compareCaptures(before, after);
+  assertEquals(result.overall_status, "unchanged");
+  assertEquals(result.context.start_url_differs, true);
+});
+
 Deno.test("DOM and accessibility are compared by normalized text", () => {
   const before = capture();
   const after = capture();

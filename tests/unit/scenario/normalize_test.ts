@@ -6,6 +6,7 @@ import {
   canonicalJson,
   canonicalRules,
   commitNormalization,
+  compareCodePoints,
   eventWithoutVolatiles,
   type NormalizationRule,
   normalizationRulesSchema,
@@ -23,6 +24,27 @@ Deno.test("canonicalJson sorts keys by code point, keeps array order, has no whi
   assertEquals(canonicalJson(value), `{"a":"x\\"y","b":[3,1,{"a":null,"z":true}],"\uFFFF":2,"\u{1F600}":1}`);
   assertEquals(canonicalJson({ n: -0, f: 1.5, e: 1e21 }), '{"e":1e+21,"f":1.5,"n":0}');
   assertEquals(canonicalJson("line\nbreak"), JSON.stringify("line\nbreak"));
+});
+
+Deno.test("compareCodePoints agrees with decoding every code point", () => {
+  const reference = (a: string, b: string) => {
+    const x = [...a].map((c) => c.codePointAt(0) ?? 0);
+    const y = [...b].map((c) => c.codePointAt(0) ?? 0);
+    for (let i = 0; i < Math.min(x.length, y.length); i++) if (x[i] !== y[i]) return Math.sign(x[i] - y[i]);
+    return Math.sign(x.length - y.length);
+  };
+  const alphabet = ["a", "z", "\u00e9", "\ud7ff", "\ue000", "\uffff", "\u{10000}", "\u{1f600}", "\u{10ffff}"];
+  let seed = 7;
+  const pick = () => alphabet[(seed = (seed * 1103515245 + 12345) % 2147483648) % alphabet.length];
+  for (let n = 0; n < 500; n++) {
+    const a = Array.from({ length: n % 4 }, pick).join("");
+    const b = Array.from({ length: (n >> 2) % 4 }, pick).join("");
+    assertEquals(
+      Math.sign(compareCodePoints(a, b)),
+      reference(a, b),
+      `${JSON.stringify(a)} vs ${JSON.stringify(b)}`,
+    );
+  }
 });
 
 Deno.test("canonicalJson refuses values JSON cannot represent instead of changing them", () => {
@@ -196,6 +218,24 @@ Deno.test("relative_to_start_url replaces the literal start URL and its parsed f
   assertEquals(relativeToStartUrl("http://h:1/", "http://h:1"), START_URL_TOKEN);
   assertEquals(relativeToStartUrl({ url: "http://h:1" }, "http://h:1"), { url: START_URL_TOKEN });
   assertEquals(relativeToStartUrl("anything", ""), "anything");
+  // Only a whole URL: a start URL continued by a path or query is another page.
+  assertEquals(
+    relativeToStartUrl([
+      "http://h/page",
+      "http://h/?q=1",
+      "http://h/",
+      "at http://h/:12:5",
+      "go 'http://h/' now",
+    ], "http://h/"),
+    [
+      "http://h/page",
+      "http://h/?q=1",
+      START_URL_TOKEN,
+      `at ${START_URL_TOKEN}:12:5`,
+      `go '${START_URL_TOKEN}' now`,
+    ],
+  );
+  assertEquals(relativeToStartUrl("http://h/x http://h/", "http://h/"), `http://h/x ${START_URL_TOKEN}`);
 });
 
 Deno.test("text normalization: line endings, trailing spaces, blank-line runs", () => {
