@@ -228,15 +228,16 @@ function matcherUrl(spec: UrlSpec): string {
 
 function crossFieldRules(s: Shape, ctx: z.core.$RefinementCtx): void {
   const allowed = effectiveOrigins(s);
-  const setName = s.allowed_origins.length > 0
-    ? "allowed_origins"
-    : "the effective origin set (allowed_origins is empty, so only start_url's origin)";
+  const setName = s.allowed_origins.length > 0 ? "allowed_origins" : "the effective origin set";
+  const why = s.allowed_origins.length > 0
+    ? ""
+    : " (allowed_origins is empty, so only start_url's origin is allowed)";
   for (const d of declaredOrigins(s)) {
     if (!allowed.includes(d.origin)) {
       ruleIssue(
         ctx,
         "origin_not_allowed",
-        `origin ${d.origin} is not in ${setName} [${allowed.join(", ")}]; add it to allowed_origins`,
+        `origin ${d.origin} is not in ${setName} [${allowed.join(", ")}]${why}; add it to allowed_origins`,
         d.path,
       );
     }

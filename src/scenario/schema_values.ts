@@ -25,17 +25,14 @@ export const id = z.string().regex(ID_PATTERN, {
 
 type RefineCtx = z.core.$RefinementCtx;
 
-/**
- * Adds a named-rule issue. `continue: true` keeps the issue from aborting the enclosing union branch, so
- * zod reports it alone instead of folding it into a bare "Invalid input".
- */
+/** Adds a named-rule issue; schema_errors.ts flattens the unions it lands in. */
 export function ruleIssue(
   ctx: RefineCtx,
   rule: string,
   message: string,
   path: PropertyKey[] = [],
 ): void {
-  ctx.addIssue({ code: "custom", message, params: { rule }, path, continue: true });
+  ctx.addIssue({ code: "custom", message, params: { rule }, path });
 }
 
 // --- values -------------------------------------------------------------------------------------------
