@@ -38,6 +38,8 @@ export interface ArtifactDiff {
   /** The side's capture state as captured (screenshots without data_base64). */
   before: CaptureState<unknown>;
   after: CaptureState<unknown>;
+  /** Set after the comparison for a changed screenshot (compare_run.ts: the difference image). */
+  visual_difference?: unknown;
 }
 
 export type ArtifactOutcome =
