@@ -12,6 +12,7 @@ import type {
 } from "./capture.ts";
 import { readDomLines, readPageStorage, withCaretHidden } from "./step_capture_page.ts";
 import {
+  type AxFrame,
   domText,
   type Redactor,
   renderAxTree,
@@ -106,8 +107,33 @@ async function captureDom(ctx: CaptureContext, timeoutMs: number): Promise<TextA
 }
 
 async function captureAccessibility(ctx: CaptureContext, timeoutMs: number): Promise<TextArtifact> {
-  const { nodes } = await ctx.page.send("Accessibility.getFullAXTree", {}, timeoutMs);
-  return textArtifact(ctx.redactor.text(renderAxTree(nodes)));
+  const [{ nodes }, frames] = await Promise.all([
+    ctx.page.send("Accessibility.getFullAXTree", {}, timeoutMs),
+    childFrameTrees(ctx.page, timeoutMs),
+  ]);
+  return textArtifact(ctx.redactor.text(renderAxTree(nodes, frames)));
+}
+
+/** Every child frame's AX tree with its owner element; an out-of-process frame's tree is not on this session. */
+async function childFrameTrees(page: PageTarget, timeoutMs: number): Promise<AxFrame[]> {
+  const { frameTree } = await page.send("Page.getFrameTree", undefined, timeoutMs);
+  const ids: string[] = [];
+  const walk = (t: typeof frameTree) => {
+    for (const c of t.childFrames ?? []) {
+      ids.push(c.frame.id);
+      walk(c);
+    }
+  };
+  walk(frameTree);
+  const frames = await Promise.all(ids.map(async (frameId): Promise<AxFrame | undefined> => {
+    const owner = await page.send("DOM.getFrameOwner", { frameId }, timeoutMs).catch(() => undefined);
+    if (!owner) return undefined;
+    const tree = await page.send("Accessibility.getFullAXTree", { frameId }, timeoutMs).catch(() =>
+      undefined
+    );
+    return { ownerBackendId: owner.backendNodeId, nodes: tree?.nodes ?? null };
+  }));
+  return frames.filter((f): f is AxFrame => f !== undefined);
 }
 
 /** The main frame's URL as Chrome has it now (fragment included), not as our last event said. */

@@ -48,6 +48,8 @@ export function domText(lines: readonly DomLine[], redactor: Redactor): string {
 const TRANSPARENT = new Set(["generic", "none", "presentation", "GenericContainer", "LayoutTable"]);
 /** Property value types that carry node ids, which differ across runs. */
 const ID_TYPES = new Set(["idref", "idrefList", "node", "nodeList"]);
+/** The document URL is the url artifact's (and a run's port or query flag would change every step). */
+const SKIPPED_PROPERTIES = new Set(["url"]);
 
 function axText(v: Protocol.Accessibility.AXValue | undefined): string {
   if (!v || v.value === undefined || v.value === null) return "";
@@ -57,7 +59,7 @@ function axText(v: Protocol.Accessibility.AXValue | undefined): string {
 function axStates(node: Protocol.Accessibility.AXNode): string[] {
   const states: string[] = [];
   for (const prop of node.properties ?? []) {
-    if (ID_TYPES.has(prop.value.type)) continue;
+    if (ID_TYPES.has(prop.value.type) || SKIPPED_PROPERTIES.has(prop.name)) continue;
     const v = prop.value.value;
     if (v === false || v === undefined || v === null || v === "" || v === "false") continue;
     states.push(v === true || v === "true" ? prop.name : `${prop.name}=${String(v)}`);
@@ -65,15 +67,35 @@ function axStates(node: Protocol.Accessibility.AXNode): string[] {
   return states.sort();
 }
 
+/** A child frame's own AX tree, hung under its owner element (by backend node id). */
+export interface AxFrame {
+  ownerBackendId: number;
+  nodes: readonly Protocol.Accessibility.AXNode[] | null;
+}
+
 /**
  * A ref-free rendering of Chrome's full AX tree: `role "name" value="…" description="…" [states]`, two
  * spaces per depth. Ignored nodes, inline text boxes and unnamed grouping nodes give their place to their
- * children; names are whole (the snapshot's 160-character clip would hide a change past it).
+ * children; names are whole (the snapshot's 160-character clip would hide a change past it). Child frames
+ * whose trees were read are rendered inside their owner; one that could not be read (out of process) says so.
  */
-export function renderAxTree(raw: readonly Protocol.Accessibility.AXNode[]): string {
+export function renderAxTree(
+  raw: readonly Protocol.Accessibility.AXNode[],
+  frames: readonly AxFrame[] = [],
+): string {
+  const lines: string[] = [];
+  renderInto(lines, raw, 0, frames);
+  return lines.join("\n") + "\n";
+}
+
+function renderInto(
+  lines: string[],
+  raw: readonly Protocol.Accessibility.AXNode[],
+  baseDepth: number,
+  frames: readonly AxFrame[],
+): void {
   const byId = new Map(raw.map((n) => [n.nodeId, n]));
   const root = raw.find((n) => !n.parentId) ?? raw[0];
-  const lines: string[] = [];
   const seen = new Set<string>();
   const visit = (node: Protocol.Accessibility.AXNode, depth: number) => {
     if (seen.has(node.nodeId)) return;
@@ -97,9 +119,15 @@ export function renderAxTree(raw: readonly Protocol.Accessibility.AXNode[]): str
       const child = byId.get(id);
       if (child) visit(child, keep ? depth + 1 : depth);
     }
+    const frame = node.backendDOMNodeId === undefined
+      ? undefined
+      : frames.find((f) => f.ownerBackendId === node.backendDOMNodeId);
+    if (frame && !node.ignored) {
+      if (frame.nodes) renderInto(lines, frame.nodes, depth + 1, frames);
+      else lines.push("  ".repeat(depth + 1) + "#frame (not readable: out of process)");
+    }
   };
-  if (root) visit(root, 0);
-  return lines.join("\n") + "\n";
+  if (root) visit(root, baseDepth);
 }
 
 /** Cuts `s` to at most `maxBytes` of UTF-8 on a code point boundary. */
