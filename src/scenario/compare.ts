@@ -271,8 +271,9 @@ function limitations(before: ScenarioCapture, after: ScenarioCapture, alignment:
     "Screenshots are compared by PNG content digest and size, not by pixels; DOM and accessibility by text " +
     "with line endings, trailing spaces and blank-line runs normalized. A step's events are compared as " +
     "a collection: their order within the step is not compared.",
-    "Each capture's own start_url is replaced by <start_url> in url, history and event strings before " +
-    "caller rules apply (in rule_id order, exact literals, on already-redacted fields).",
+    "Each capture's own start_url, where it stands as a whole URL in url, history and event strings, is " +
+    "replaced by <start_url> before caller rules apply (in rule_id order, exact literals, on " +
+    "already-redacted fields).",
     "changed means an observed normalized difference; missing, truncated or not-requested coverage on " +
     "either side is unknown, never unchanged.",
   ];
