@@ -112,21 +112,29 @@ function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
+/** An existing reference is matched first and kept, so redacting twice changes nothing. */
+const REFERENCE = String.raw`\$\{secret:[A-Za-z][A-Za-z0-9._-]{0,63}\}`;
+
+interface Matcher {
+  re: RegExp | undefined;
+  byText: Map<string, string>;
+}
+
 /** One regular expression over every form, longest first, so an overlapping shorter secret never splits a longer one. */
-function matcher(forms: readonly Form[]): { re: RegExp | undefined; byText: Map<string, string> } {
+function matcher(forms: readonly Form[]): Matcher {
   const byText = new Map<string, string>();
   const sorted = [...forms].filter((f) => f.text !== "").sort((a, b) =>
     b.text.length - a.text.length || (a.text < b.text ? -1 : a.text > b.text ? 1 : 0)
   );
   for (const f of sorted) if (!byText.has(f.text)) byText.set(f.text, f.id);
   if (byText.size === 0) return { re: undefined, byText };
-  return { re: new RegExp([...byText.keys()].map(escapeRegExp).join("|"), "g"), byText };
+  return { re: new RegExp([REFERENCE, ...[...byText.keys()].map(escapeRegExp)].join("|"), "g"), byText };
 }
 
 /** Replaces declared secret values in anything durable with their `${secret:ID}` references. */
 export class SecretRedactor {
-  readonly #text: { re: RegExp | undefined; byText: Map<string, string> };
-  readonly #json: { re: RegExp | undefined; byText: Map<string, string> };
+  readonly #text: Matcher;
+  readonly #json: Matcher;
   readonly #whole: Map<string, string>;
 
   constructor(secrets: readonly ResolvedSecret[]) {
@@ -163,10 +171,10 @@ export class SecretRedactor {
 
   /** Whether any form of any secret occurs in `s`. */
   has(s: string): boolean {
-    const re = this.#text.re;
+    const { re, byText } = this.#text;
     if (!re) return false;
-    re.lastIndex = 0;
-    return re.test(s);
+    for (const m of s.matchAll(re)) if (byText.has(m[0])) return true;
+    return false;
   }
 
   /** The secret id when the whole of `value` is a secret (or one of its encoded or escaped forms). */
@@ -189,7 +197,10 @@ function isPlain(v: object): boolean {
   return proto === Object.prototype || proto === null;
 }
 
-function replace(s: string, m: { re: RegExp | undefined; byText: Map<string, string> }): string {
+function replace(s: string, m: Matcher): string {
   if (!m.re) return s;
-  return s.replace(m.re, (found) => secretReference(m.byText.get(found) ?? "unknown"));
+  return s.replace(m.re, (found) => {
+    const id = m.byText.get(found);
+    return id === undefined ? found : secretReference(id);
+  });
 }
