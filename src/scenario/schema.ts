@@ -198,6 +198,18 @@ function secretUses(node: unknown, path: PropertyKey[], out: { path: PropertyKey
   }
 }
 
+/** The secret ids a request references (sorted, unique): the capture's `scenario.secret_references`. */
+export function secretReferences(s: Scenario): string[] {
+  return [...new Set(secretUsesOf(s).map((u) => u.id))].sort();
+}
+
+function secretUsesOf(s: Shape): { path: PropertyKey[]; id: string }[] {
+  const uses: { path: PropertyKey[]; id: string }[] = [];
+  const { secrets: _declarations, ...referencing } = s;
+  secretUses(referencing, [], uses);
+  return uses;
+}
+
 function joined(path: readonly PropertyKey[]): string {
   return path.map(String).join(".");
 }
@@ -244,10 +256,7 @@ function crossFieldRules(s: Shape, ctx: z.core.$RefinementCtx): void {
   }
 
   const declared = new Set(s.secrets.map((d) => d.secret_id));
-  const uses: { path: PropertyKey[]; id: string }[] = [];
-  const { secrets: _declarations, ...referencing } = s;
-  secretUses(referencing, [], uses);
-  for (const use of uses) {
+  for (const use of secretUsesOf(s)) {
     if (!declared.has(use.id)) {
       ruleIssue(
         ctx,

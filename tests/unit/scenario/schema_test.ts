@@ -6,6 +6,7 @@ import {
   type Scenario,
   scenarioIssues,
   scenarioSchema,
+  secretReferences,
   validateScenario,
 } from "../../../src/scenario/schema.ts";
 import { ToolError } from "../../../src/errors.ts";
@@ -908,4 +909,13 @@ Deno.test("scenario schema: a declared secret may be referenced anywhere a value
   }));
   assertEquals(s.secrets, secretDecl);
   assertEquals(s.start_url.query, [{ name: "t", value: ref }]);
+});
+
+Deno.test("secretReferences: every referenced id once, sorted; a declaration alone is not a reference", () => {
+  const s = validateScenario({
+    ...FULL,
+    secrets: [...(FULL.secrets as Json[]), { secret_id: "redact_only", environment_variable: "OBSERVED" }],
+  });
+  assertEquals(secretReferences(s), ["pw", "tok"]);
+  assertEquals(secretReferences(validateScenario(base())), []);
 });
