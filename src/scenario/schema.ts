@@ -275,16 +275,14 @@ function crossFieldRules(s: Shape, ctx: z.core.$RefinementCtx): void {
     "duplicate_step_id",
     (k, at) => `step_id ${k} is already used at ${at}`,
   );
+  const declaredAt = (k: string, at: string) => `secret_id ${k} is already declared at ${at}`;
   checkDuplicates(
     ctx,
     s.secrets,
     (d) => d.secret_id,
     (i) => ["secrets", i, "secret_id"],
     "duplicate_secret_id",
-    (
-      k,
-      at,
-    ) => `secret_id ${k} is already declared at ${at}`,
+    declaredAt,
   );
   checkDuplicates(
     ctx,
@@ -331,7 +329,8 @@ export function validateScenario(input: unknown): Scenario {
   const issues = all.slice(0, ISSUE_LIMIT);
   const first = issues[0] ?? { path: "(scenario)", rule: "invalid_value", problem: "unreadable" };
   const others = all.length - 1;
-  const more = others > 0 ? ` and the ${others} other issue${others === 1 ? "" : "s"} in details.issues` : "";
+  const listed = all.length > issues.length ? ` (details.issues lists the first ${issues.length})` : "";
+  const more = others > 0 ? ` and the ${others} other issue${others === 1 ? "" : "s"}${listed}` : "";
   throw new ToolError({
     code: "invalid_scenario",
     message: `${first.path}: ${first.problem}`,

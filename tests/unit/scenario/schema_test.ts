@@ -829,7 +829,10 @@ Deno.test("scenario schema: independent failures are all reported, capped at 20"
   assertEquals(issues.length, 20);
   assertEquals(err.details?.omitted_issues, 5);
   assertEquals(issues[0], { path: "actions.0.wait", rule: "unknown_field", problem: "unknown field wait" });
-  assert(err.recovery?.includes("and the 24 other issues in details.issues") === true);
+  assertEquals(
+    err.recovery,
+    "Fix the scenario at actions.0.wait and the 24 other issues (details.issues lists the first 20); nothing was run.",
+  );
 });
 
 Deno.test("ruleOf: zod's own issues map to rules", () => {
@@ -856,6 +859,9 @@ Deno.test("ruleOf: zod's own issues map to rules", () => {
 });
 
 Deno.test("scenario schema: the input JSON Schema can be generated for tools/list", () => {
+  // A tool definition's input must be an object schema: the cross-field refinement keeps it one.
+  const asToolInput: z.ZodObject = scenarioSchema;
+  assert(asToolInput instanceof z.ZodObject);
   const schema = z.toJSONSchema(scenarioSchema, { target: "draft-2020-12", io: "input" }) as Json;
   assertEquals(schema.type, "object");
   assertEquals(schema.additionalProperties, false);
