@@ -11,7 +11,8 @@ export type DomLine = string | [string, string];
 
 /**
  * Walks the live document: one line per node, two spaces per depth, attributes sorted by name, `nonce`
- * without its value, form control state as `:value` / `:checked` / `:selected` / `:files` pseudo-attributes,
+ * without its value, form control state as `:value` / `:checked` / `:selected` / `:files` pseudo-attributes
+ * (a password field only as `:value-length`),
  * text whitespace-collapsed, comments dropped (nothing shows them), open shadow roots and same-origin iframe
  * documents inline. Script and style bodies come back separately so the caller can digest them (crypto.subtle
  * exists only in secure contexts).
@@ -31,6 +32,9 @@ const DOM_WALK = `(() => {
         if (el.indeterminate) p.push(":indeterminate=" + q(true));
       } else if (type === "file") {
         p.push(":files=" + q([...(el.files || [])].map((f) => f.name).join(",")));
+      } else if (type === "password") {
+        // Only its length: an undeclared password is still not evidence anyone should hold.
+        p.push(":value-length=" + q(el.value.length));
       } else if (!TEXTLESS.has(type)) p.push(":value=" + q(el.value));
     } else if (tag === "textarea") p.push(":value=" + q(el.value));
     else if (tag === "select") p.push(":value=" + q(el.value));

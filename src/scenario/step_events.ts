@@ -89,6 +89,19 @@ export function collectEvents(
     items.push({ sequence: items.length + 1, step_index: step, time_ms: now(), ...fields } as ScenarioEvent);
   };
   const offs: Array<() => void> = [];
+  // Our own isolated worlds (the DOM recorder's, the probe's, the scenario's) are not the page speaking.
+  const isolated = new Set<string>();
+  const contextKey = (page: PageTarget, id: number | undefined) => `${page.sessionId}:${id ?? 0}`;
+  offs.push(session.onPageEvent("Runtime.executionContextCreated", (page, p) => {
+    const aux = p.context.auxData as { type?: string } | undefined;
+    if (aux?.type === "isolated") isolated.add(contextKey(page, p.context.id));
+  }));
+  offs.push(session.onPageEvent("Runtime.executionContextDestroyed", (page, p) => {
+    isolated.delete(contextKey(page, p.executionContextId));
+  }));
+  offs.push(session.onPageEvent("Runtime.executionContextsCleared", (page) => {
+    for (const key of isolated) if (key.startsWith(`${page.sessionId}:`)) isolated.delete(key);
+  }));
   const on: On = (event, handler) => {
     offs.push(session.onPageEvent(event, (page, params) => {
       if (inScope(page)) handler(page, params);
@@ -96,7 +109,8 @@ export function collectEvents(
   };
 
   if (families.has("console")) {
-    on("Runtime.consoleAPICalled", (_page, p) => {
+    on("Runtime.consoleAPICalled", (page, p) => {
+      if (isolated.has(contextKey(page, p.executionContextId))) return;
       const bounded = boundUtf8(text(consoleText(p.args)), TEXT_LIMIT_BYTES);
       push({
         kind: "console",
@@ -108,7 +122,8 @@ export function collectEvents(
     });
   }
   if (families.has("page-errors")) {
-    on("Runtime.exceptionThrown", (_page, p) => {
+    on("Runtime.exceptionThrown", (page, p) => {
+      if (isolated.has(contextKey(page, p.exceptionDetails.executionContextId))) return;
       const { message, stack } = exceptionParts(p.exceptionDetails, (u) => url(u) ?? "");
       push({ kind: "page-error", message: text(message), stack: stack === null ? null : text(stack) });
     });

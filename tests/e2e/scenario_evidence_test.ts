@@ -133,6 +133,7 @@ async function fillForm(b: Browser, token: string): Promise<void> {
   assert(loaded.loaded, "index.html loaded");
   await typeInto(b.page, "#name", "Ada");
   await typeInto(b.page, "#token", token);
+  await typeInto(b.page, "#pin", "4321");
   await click(b.page, "#agree");
   await evaluate(b.page, `(() => { const s = document.getElementById("plan"); s.value = "pro"; })()`);
   await click(b.page, "#save");
@@ -161,6 +162,7 @@ Deno.test("every artifact kind is captured from a page with form state, storage 
       const line of [
         '<input autocomplete="off" id="name" name="name" :value="Ada">',
         '<input id="agree" type="checkbox" :checked="true">',
+        '<input autocomplete="off" id="pin" type="password" :value-length="4">',
         '<option value="pro" :selected="true">',
         '"Saved plain-token"',
         "#shadow-root (open)",
@@ -400,6 +402,15 @@ Deno.test("each event family is attributed to the step during which it happened"
         },
       ];
       try {
+        // Our own isolated worlds are not the page: their console output is not the scenario's.
+        const { executionContextId } = await b.page.send("Page.createIsolatedWorld", {
+          frameId: b.page.mainFrameId ?? "",
+          worldName: "scenario-evidence-test",
+        });
+        await b.page.send("Runtime.evaluate", {
+          expression: `console.log("from an isolated world")`,
+          contextId: executionContextId,
+        });
         for (const [i, s] of steps.entries()) {
           const index = i + 1;
           c.beginStep(index);
@@ -429,6 +440,10 @@ Deno.test("each event family is attributed to the step during which it happened"
         );
         assertEquals(snap.bounds(99), { start: snap.items.length + 1, end: snap.items.length });
         assert(cancelled.length === 1, "one download was cancelled");
+        assert(
+          !snap.items.some((e) => String(e.text ?? "").includes("isolated world")),
+          "isolated worlds are not heard",
+        );
         assert(
           snap.items.every((e) => !("request_id" in e) && !("frame_id" in e) && !("target_id" in e)),
           "no per-run ids in events",
