@@ -99,6 +99,8 @@ interface CallsRun {
   sum_ms: number;
   /** First call sent to last answer (the sum plus the client's own gaps). */
   wall_ms: number;
+  /** The ten steps alone: each action's round trip plus its screenshot's. */
+  steps_ms: number;
   calls: number;
   per_tool_ms: Record<string, number>;
   screenshots: string[];
@@ -108,6 +110,7 @@ async function runCalls(server: BenchServer, url: string): Promise<CallsRun> {
   const per: Record<string, number> = {};
   const shots: string[] = [];
   let sum = 0;
+  let steps = 0;
   let calls = 0;
   const t0 = performance.now();
   const call = async (name: string, args: Record<string, unknown>) => {
@@ -130,19 +133,30 @@ async function runCalls(server: BenchServer, url: string): Promise<CallsRun> {
     await screenshot();
     for (const step of STEPS) {
       const c = stepCall(step);
+      const before = sum;
       await call(c.name, c.args);
       await screenshot();
+      steps += sum - before;
     }
   } finally {
     await call("stop_browser", {});
   }
-  return { sum_ms: sum, wall_ms: performance.now() - t0, calls, per_tool_ms: per, screenshots: shots };
+  return {
+    sum_ms: sum,
+    wall_ms: performance.now() - t0,
+    steps_ms: steps,
+    calls,
+    per_tool_ms: per,
+    screenshots: shots,
+  };
 }
 
 interface ScenarioRun {
   wall_ms: number;
   /** The capture's own duration_ms (the run inside the server). */
   duration_ms: number | undefined;
+  /** The ten steps alone: the sum of their elapsed_ms (action and capture). */
+  steps_ms: number;
   steps: number;
   failed: string[];
   screenshots: string[];
@@ -160,9 +174,14 @@ async function runScenario(server: BenchServer, url: string): Promise<ScenarioRu
       : `(${shot?.state ?? "absent"})`;
   });
   const duration = r.structured.duration_ms;
+  const elapsed = steps.slice(1).reduce(
+    (t, s) => t + (typeof s.elapsed_ms === "number" ? s.elapsed_ms : 0),
+    0,
+  );
   return {
     wall_ms: r.ms,
     duration_ms: typeof duration === "number" ? duration : undefined,
+    steps_ms: elapsed,
     steps: steps.length,
     failed,
     screenshots,
@@ -199,58 +218,79 @@ try {
       }
     }
   }
+  const med = (xs: number[]) => summarize(xs).median;
   const scen = summarize(scenarios.map((s) => s.wall_ms));
-  const inner = summarize(scenarios.flatMap((s) => s.duration_ms === undefined ? [] : [s.duration_ms]));
   const sums = summarize(callRuns.map((c) => c.sum_ms));
-  const walls = summarize(callRuns.map((c) => c.wall_ms));
+  const inner = scenarios.flatMap((s) => s.duration_ms === undefined ? [] : [s.duration_ms]);
   const ratio = scen.median / sums.median;
   const last = scenarios[scenarios.length - 1];
   const lastCalls = callRuns[callRuns.length - 1];
   const samePictures = last.screenshots.filter((h, i) => h === lastCalls.screenshots[i]).length;
   const failures = scenarios.flatMap((s) => s.failed);
   const perTool = Object.keys(lastCalls.per_tool_ms).map((name) =>
-    `${name} ${int(summarize(callRuns.map((c) => c.per_tool_ms[name] ?? 0)).median)}`
+    `${name} ${int(med(callRuns.map((c) => c.per_tool_ms[name] ?? 0)))}`
   ).join(", ");
+  const n = `n=${scen.n}`;
+  const shots = STEPS.length + 1;
 
   const rows: string[][] = [
-    ["figure", "measured", "target", ""],
     [
-      `capture_browser_scenario, ${STEPS.length} steps + initial, screenshot each (n=${scen.n}) median / max`,
+      "figure (medians unless said)",
+      "capture_browser_scenario",
+      `${lastCalls.calls} individual calls`,
+      "target",
+      "",
+    ],
+    [
+      `wall time, ${STEPS.length} steps + initial, a screenshot each (${n}) median / max`,
       `${ms(scen.median)} / ${ms(scen.max)}`,
-      "",
-      "",
-    ],
-    [
-      `  inside the server (the capture's duration_ms) median`,
-      inner.n ? ms(inner.median) : "—",
-      "",
-      "",
-    ],
-    [
-      `the same as ${lastCalls.calls} individual calls, sum of round trips (n=${sums.n}) median / max`,
       `${ms(sums.median)} / ${ms(sums.max)}`,
       "",
       "",
     ],
-    [`  first call to last answer median`, ms(walls.median), "", ""],
-    [`  per tool, median ms`, perTool, "", ""],
     [
-      "scenario / calls (medians)",
+      "  the steps (each action with its screenshot)",
+      ms(med(scenarios.map((s) => s.steps_ms))),
+      ms(med(callRuns.map((c) => c.steps_ms))),
+      "",
+      "",
+    ],
+    [
+      "  the rest (launch, environment, start URL, initial screenshot, cleanup)",
+      ms(med(scenarios.map((s) => s.wall_ms - s.steps_ms))),
+      ms(med(callRuns.map((c) => c.sum_ms - c.steps_ms))),
+      "",
+      "",
+    ],
+    [
+      "  inside the server (duration_ms) / first call to last answer",
+      inner.length ? ms(med(inner)) : "—",
+      ms(med(callRuns.map((c) => c.wall_ms))),
+      "",
+      "",
+    ],
+    [
+      "scenario / sum of the calls",
       `${dec(ratio, 2)}×`,
+      "",
       `≤ ${dec(TARGET_RATIO, 1)}×`,
       verdict(ratio <= TARGET_RATIO && failures.length === 0),
     ],
     [
-      "same pictures (screenshot SHA-256 per step, last runs)",
+      "same pictures (screenshot SHA-256 per step, last run of each)",
       `${samePictures} / ${last.screenshots.length}`,
-      `${STEPS.length + 1} / ${STEPS.length + 1}`,
-      verdict(samePictures === STEPS.length + 1 && last.screenshots.length === STEPS.length + 1),
+      `${lastCalls.screenshots.length} taken`,
+      `${shots} / ${shots}`,
+      verdict(samePictures === shots && last.screenshots.length === shots),
     ],
   ];
-  if (failures.length > 0) rows.push(["scenario steps not completed", failures.join("; "), "none", "MISS"]);
+  if (failures.length > 0) {
+    rows.push(["scenario steps not completed", failures.join("; "), "", "none", "MISS"]);
+  }
   const version = server.handle.client.getServerVersion()?.version ?? "?";
   console.log(`\nScenario benchmark (krometrail ${version})\n`);
   console.log(formatTable(rows));
+  console.log(`\nIndividual calls per tool, median ms of each run's total: ${perTool}.`);
 
   const outDir = join(REPO_ROOT, ".bench-out");
   await Deno.mkdir(outDir, { recursive: true });
@@ -262,8 +302,8 @@ try {
         started_at: startedAt,
         options: opts,
         steps: STEPS.map((s) => s.step_id),
-        scenario: { wall_ms: scen, duration_ms: inner, runs: scenarios },
-        calls: { sum_ms: sums, wall_ms: walls, runs: callRuns },
+        scenario: { wall_ms: scen, duration_ms: summarize(inner), runs: scenarios },
+        calls: { sum_ms: sums, runs: callRuns },
         ratio,
         target_ratio: TARGET_RATIO,
       },
