@@ -13,6 +13,7 @@ import { qualifyFfmpeg } from "./src/temporal/ffmpeg.ts";
 import { watchParent } from "./src/parent_watch.ts";
 import denoJson from "./deno.json" with { type: "json" };
 import { closeReplayTarget } from "./src/pagestate/replay.ts";
+import { captureScenarioCommand, compareCapturesCommand } from "./src/cli/scenario.ts";
 
 export const VERSION: string = denoJson.version;
 /** Shutdown drains browser cleanup against one deadline (spec: 30 s). */
@@ -98,7 +99,19 @@ async function main(args: string[]): Promise<number> {
       await shutdown(app);
     }
   }
-  console.error(`usage: krometrail [mcp | demo [URL] | --version]`);
+  if (command === "capture-browser-scenario" || command === "compare-web-captures") {
+    const app = await createApp();
+    try {
+      return command === "capture-browser-scenario"
+        ? await captureScenarioCommand(app, args.slice(1))
+        : await compareCapturesCommand(app, args.slice(1));
+    } finally {
+      await shutdown(app);
+    }
+  }
+  console.error(
+    `usage: krometrail [mcp | demo [URL] | capture-browser-scenario INPUT_JSON | compare-web-captures A B | --version]`,
+  );
   return 2;
 }
 

@@ -240,6 +240,7 @@ export class BrowserManager {
         },
         process: launched.process,
         cleanup: teardown,
+        profileDir: userDataDir,
       });
       try {
         opts.prepare?.(session);

@@ -44,6 +44,8 @@ export interface SessionInit {
   cleanup?: () => Promise<void>;
   /** Where managed downloads are kept (inside the instance root, so a crash's leftovers are reclaimed). */
   downloadsRoot?: string;
+  /** A launched browser's user-data directory (a scenario reports that its temporary one was deleted). */
+  profileDir?: string;
 }
 
 /** Bound on targets whose overrides wait for a same-target reattachment. */
@@ -100,6 +102,8 @@ export class BrowserSession {
 
   readonly #downloadsRoot?: string;
 
+  readonly profileDir?: string;
+
   constructor(init: SessionInit) {
     this.#conn = init.conn;
     this.ordinal = init.ordinal;
@@ -109,6 +113,7 @@ export class BrowserSession {
     this.#process = init.process;
     this.#cleanup = init.cleanup;
     this.#downloadsRoot = init.downloadsRoot;
+    this.profileDir = init.profileDir;
   }
 
   get ended(): boolean {

@@ -218,8 +218,15 @@ export class Recorder {
     }));
   }
 
+  /**
+   * Applied to every row and DOM batch before it reaches the worker: a scenario run sets it so the
+   * values of its declared secrets never reach the index, whatever carried them (console text, a DOM
+   * text node, a URL).
+   */
+  redact?: <M extends RowMessage | DomBatchMessage>(message: M) => M;
+
   send(message: RowMessage | DomBatchMessage): void {
-    this.#worker.postMessage(message);
+    this.#worker.postMessage(this.redact ? this.redact(message) : message);
   }
 
   attach(session: BrowserSession): SessionCapture {

@@ -12,6 +12,7 @@ import { asToolError, ToolError } from "../errors.ts";
 import { logger } from "../log.ts";
 import type { AppContext } from "./context.ts";
 import type { ToolOutput } from "./response.ts";
+import { SCENARIO_DURATION_LIMIT_MS } from "../scenario/run.ts";
 
 const log = logger("mcp");
 
@@ -75,6 +76,9 @@ const RULES: Record<string, Rule> = {
   // render: true also launches a replay browser (as start_browser, up to 60 s on a cold box) and plays the
   // recording (at most 240 s, render_recording.ts).
   load_recording: (args) => args.render === true ? 420_000 : EVIDENCE_DEADLINE_MS,
+  // The scenario bounds itself (its provider-owned duration); around it a launch (60 s) and the close.
+  capture_browser_scenario: fixed(SCENARIO_DURATION_LIMIT_MS + 120_000),
+  compare_web_captures: fixed(EVIDENCE_DEADLINE_MS),
 };
 
 const OWN_TIMEOUT = new Set([

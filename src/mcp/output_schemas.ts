@@ -191,4 +191,20 @@ export const OUTPUT_SCHEMAS = {
     href: str,
     render: obj.optional(),
   }),
+  capture_browser_scenario: z.looseObject({
+    capture_id: str,
+    session_id: str,
+    capture_uri: str.describe(
+      "The whole capture (screenshots inline) as a resource: pass it to compare_web_captures",
+    ),
+    steps: list,
+    events: obj,
+    completeness: obj,
+  }),
+  compare_web_captures: z.looseObject({
+    overall_status: z.enum(["changed", "unchanged", "unknown"]),
+    normalization: z.looseObject({ sha256: str }),
+    alignment: obj,
+    steps: list,
+  }),
 } satisfies Record<string, z.ZodObject>;

@@ -21,6 +21,7 @@ import { pageStateTools } from "./tools/page_state.ts";
 import { pageStateWindowTools } from "./tools/page_state_window.ts";
 import { pageStateLayoutTools } from "./tools/page_state_layout.ts";
 import { recordingTools } from "./tools/recordings.ts";
+import { scenarioTools } from "./tools/scenario.ts";
 
 export type CapabilityName =
   | "control"
@@ -100,7 +101,7 @@ export const CAPABILITIES: readonly Capability[] = [
     default: "enabled",
     depends: ["control"],
     responsibility: "Declarative repeatable scenarios with per-step evidence and normalized comparison",
-    tools: [],
+    tools: scenarioTools,
   },
   {
     name: "framework-state",

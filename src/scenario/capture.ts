@@ -185,6 +185,9 @@ export interface ScenarioCapture {
     cleanup: "terminated-owned-process" | "disconnected-external";
     product: string;
     version: string;
+    /** Launch mode: the scenario-owned temporary profile, and whether it was gone after cleanup. */
+    profile_dir?: string;
+    profile_removed?: boolean;
   };
   scenario: {
     /** start_url with secrets as references and userinfo removed. */

@@ -93,7 +93,7 @@ function echo(a: z.output<typeof waitInput>, c: WaitCondition): Record<string, u
   };
 }
 
-const waitTool = defineTool({
+export const waitTool = defineTool({
   name: "wait",
   capability: "control",
   output: OUTPUT_SCHEMAS.wait,

@@ -1,0 +1,598 @@
+/**
+ * Runs one declared scenario as an ordinary krometrail session: frames, events and DOM are recorded as
+ * for any session, each step is an interaction the temporal tools accept, and the result is the capture
+ * document (capture.ts). The browser boundary is the contract's: launch owns a temporary profile that is
+ * closed and deleted at the end; connect only disconnects from the external browser.
+ */
+import type { BrowserManager } from "../browser/lifecycle.ts";
+import { parseLoopbackEndpoint } from "../browser/lifecycle.ts";
+import { browserWebSocketUrl } from "../browser/endpoint_discovery.ts";
+import type { BrowserSession } from "../browser/session.ts";
+import type { PageTarget } from "../browser/targets.ts";
+import type { Recorder } from "../capture/recorder.ts";
+import { asToolError, ToolError } from "../errors.ts";
+import type { InstanceStore } from "../store/instance.ts";
+import { type StepCall, stepCall } from "./actions.ts";
+import {
+  type ArtifactKind,
+  type CaptureStep,
+  classifyCompleteness,
+  type CompletenessSection,
+  INITIAL_STEP,
+  type ScenarioCapture,
+  type StepArtifacts,
+  type StepError,
+} from "./capture.ts";
+import { installEnvironment } from "./environment.ts";
+import { type GuardEvent, installGuard } from "./guard.ts";
+import { canonicalJson, sha256Hex } from "./normalize.ts";
+import { effectiveOrigins, type Scenario } from "./schema.ts";
+import {
+  durableUrl as durableSpec,
+  resolveSecrets,
+  resolveUrl,
+  resolveValue,
+  SecretRedactor,
+} from "./secrets.ts";
+import { captureArtifacts } from "./step_capture.ts";
+import { collectEvents, type EventCollector } from "./step_events.ts";
+import { seedStorage } from "./storage_seed.ts";
+import { readChecked } from "./toggle.ts";
+
+/** Provider-owned liveness limits (the request cannot change them: contract). */
+export const SCENARIO_DURATION_LIMIT_MS = 300_000;
+/** Each tool bounds itself (mcp/deadlines.ts); this catches a step that outlives its own bound. */
+export const STEP_LIMIT_MS = 60_000;
+export const NAVIGATION_LIMIT_MS = 30_000;
+
+export type ToolResult =
+  | { ok: true; structured: Record<string, unknown> }
+  | { ok: false; error: StepError; interaction_id?: string };
+
+/** What the run needs from its host (the MCP layer): the app's browser, recorder and tools. */
+export interface ScenarioHost {
+  browsers: BrowserManager;
+  recorder: Recorder;
+  store: InstanceStore;
+  /** The DOM recorder's session setup, as start_browser installs it. */
+  prepareSession(session: BrowserSession): void;
+  /** Recording (frames, events, DOM) attached as for start_browser / attach_browser. */
+  attachCapture(session: BrowserSession): void;
+  /** One control tool call through its own schema, deadline and observation. */
+  runTool(name: string, args: Record<string, unknown>): Promise<ToolResult>;
+  env(name: string): string | undefined;
+  progress(line: string): void;
+}
+
+interface RunState {
+  session: BrowserSession;
+  page: PageTarget;
+  redactor: SecretRedactor;
+  events: EventCollector;
+  refusals: GuardEvent[];
+  durableUrl: (raw: string) => string;
+  startedAt: number;
+}
+
+function stepKinds(s: Scenario, last: boolean): Set<ArtifactKind> {
+  return new Set([...s.capture.after_each_step, ...(last ? s.capture.at_end : [])]);
+}
+
+function refusalError(e: GuardEvent, origins: string[]): StepError {
+  return {
+    code: "origin_not_allowed",
+    origin: e.origin,
+    message: `${
+      e.navigation ? "Navigation" : e.transport === "websocket" ? "WebSocket" : "Request"
+    } to ${e.origin} was refused: it is not in allowed_origins [${origins.join(", ")}].`,
+    recovery: `Add ${e.origin} to allowed_origins if the scenario should reach it, or change the step.`,
+  };
+}
+
+function stepErrorOf(err: unknown): StepError {
+  const e = asToolError(err);
+  return { code: e.code, message: e.message, ...(e.recovery ? { recovery: e.recovery } : {}) };
+}
+
+function skippedArtifacts(kinds: Set<ArtifactKind>, reason: string): StepArtifacts {
+  const state = (k: ArtifactKind) =>
+    kinds.has(k) ? { state: "missing" as const, reason } : { state: "not_requested" as const };
+  return {
+    screenshot: state("screenshot"),
+    dom: state("dom"),
+    accessibility: state("accessibility"),
+    url: state("url"),
+    history: state("history"),
+    storage: state("storage"),
+  };
+}
+
+function completenessOf(step: Pick<CaptureStep, "status" | "artifacts">) {
+  const missing: CompletenessSection[] = [];
+  const truncated: CompletenessSection[] = [];
+  if (step.status === "skipped") missing.push("action");
+  for (const [kind, state] of Object.entries(step.artifacts) as [CompletenessSection, { state: string }][]) {
+    if (state.state === "missing") missing.push(kind);
+    if (state.state === "truncated") truncated.push(kind);
+  }
+  return classifyCompleteness(missing, truncated);
+}
+
+async function withLimit<T>(ms: number, what: string, work: Promise<T>): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const limit = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () =>
+        reject(
+          new ToolError({
+            code: "scenario_step_timeout",
+            message: `${what} did not finish within the provider-owned limit of ${ms} ms.`,
+            retry: "after_recovery",
+            recovery: "Check that the page responds (evaluate_page) and that the step's target exists.",
+          }),
+        ),
+      ms,
+    );
+  });
+  try {
+    return await Promise.race([work, limit]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function openBrowser(
+  host: ScenarioHost,
+  scenario: Scenario,
+  prepare: (s: BrowserSession) => void,
+): Promise<{ session: BrowserSession; page: PageTarget }> {
+  const b = scenario.browser;
+  if (b.mode === "launch") {
+    const session = await host.browsers.start({
+      temporary: true,
+      headless: b.headless,
+      executable: b.executable_path,
+      every_nth_frame: 1,
+      focus: "foreground",
+      record_dom: true,
+      prepare,
+    });
+    host.attachCapture(session);
+    const page = session.selectedPageId ? session.pages.get(session.selectedPageId) : undefined;
+    if (!page) {
+      throw new ToolError({
+        code: "page_not_found",
+        message: "The launched browser has no page.",
+        retry: "safe",
+      });
+    }
+    return { session, page };
+  }
+  const endpoint = await browserWebSocketUrl(parseLoopbackEndpoint(b.cdp_endpoint));
+  const session = await host.browsers.attach({ endpoint, every_nth_frame: 1, record_dom: true, prepare });
+  host.attachCapture(session);
+  const page = [...session.pages.values()].find((p) => p.targetId === b.target_id && !p.closed);
+  if (!page) {
+    const ids = [...session.pages.values()].filter((p) => !p.closed).map((p) => p.targetId);
+    await host.browsers.stop().catch(() => {});
+    throw new ToolError({
+      code: "target_not_found",
+      message: `The browser at ${b.cdp_endpoint} has no page target ${b.target_id}; it has ${
+        ids.length === 0 ? "none" : ids.slice(0, 10).join(", ")
+      }.`,
+      retry: "after_recovery",
+      recovery:
+        "Read the target ids from <endpoint>/json/list and pass one of type page as browser.target_id.",
+      affected: { argument: "browser.target_id" },
+    });
+  }
+  session.selectedPageId = page.id;
+  return { session, page };
+}
+
+/** A check/uncheck: read the box, click only when it differs, then confirm it took. */
+async function toggle(
+  host: ScenarioHost,
+  st: RunState,
+  call: Extract<StepCall, { kind: "toggle" }>,
+): Promise<ToolResult> {
+  const before = await readChecked(st.session, st.page, call.target);
+  if (before === call.want) return { ok: true, structured: { already: true } };
+  const clicked = await host.runTool("click", { ...call.target, inline_images: false });
+  if (!clicked.ok) return clicked;
+  const after = await readChecked(st.session, st.page, call.target);
+  if (after !== call.want) {
+    return {
+      ok: false,
+      interaction_id: typeof clicked.structured.interaction_id === "string"
+        ? clicked.structured.interaction_id
+        : undefined,
+      error: {
+        code: call.want ? "check_failed" : "uncheck_failed",
+        message: `The click left the box ${after ? "checked" : "unchecked"}.`,
+        recovery: "Target the checkbox or its label itself; a script may be resetting it.",
+      },
+    };
+  }
+  return clicked;
+}
+
+async function runCall(host: ScenarioHost, st: RunState, call: StepCall): Promise<ToolResult> {
+  if (call.kind === "toggle") return await toggle(host, st, call);
+  return await host.runTool(call.tool, { ...call.args, page_id: st.page.id });
+}
+
+function interactionOf(r: ToolResult): string | null {
+  if (r.ok) return typeof r.structured.interaction_id === "string" ? r.structured.interaction_id : null;
+  return r.interaction_id ?? null;
+}
+
+function currentUrl(st: RunState): string {
+  return st.durableUrl(st.page.url);
+}
+
+export async function runScenario(host: ScenarioHost, scenario: Scenario): Promise<ScenarioCapture> {
+  const origins = effectiveOrigins(scenario);
+  const secrets = resolveSecrets(scenario.secrets, (n) => host.env(n));
+  const redactor = new SecretRedactor(secrets);
+  const durableUrl = (raw: string) => {
+    try {
+      const u = new URL(raw);
+      u.username = "";
+      u.password = "";
+      return redactor.text(u.href);
+    } catch {
+      return redactor.text(raw);
+    }
+  };
+  const startedAt = Date.now();
+  const refusals: GuardEvent[] = [];
+  let collectorRef: EventCollector | undefined;
+  let sessionRef: BrowserSession | undefined;
+  let guardOff: (() => void) | undefined;
+  const onGuardEvent = (e: GuardEvent) => {
+    if (e.kind === "request-refused") refusals.push(e);
+    collectorRef?.add({
+      time_ms: sessionRef?.now() ?? 0,
+      kind: e.kind === "request-refused" ? "request-refused" : "request-failed",
+      method: e.method,
+      url: durableUrl(e.url),
+      origin: e.origin,
+      resource_type: e.resource_type,
+      transport: e.transport,
+      failure: e.kind,
+      ...(e.route_id ? { route_id: e.route_id } : {}),
+    });
+  };
+  // Every row and DOM batch this run's session records passes the redactor first (recorder.ts).
+  host.recorder.redact = (m) => redactor.deep(m);
+  let closed = false;
+  const close = async (session?: BrowserSession) => {
+    if (closed) return;
+    closed = true;
+    guardOff?.();
+    collectorRef?.stop();
+    if (session) await host.recorder.captures.get(session.id)?.stop().catch(() => {});
+    await host.browsers.stop().catch(() => {});
+    await host.recorder.flush().catch(() => {});
+  };
+  try {
+    const { session, page } = await openBrowser(host, scenario, (s) => {
+      host.prepareSession(s);
+      installEnvironment(s, scenario.environment);
+      guardOff = installGuard(s, guardPlan(scenario, secrets, origins), onGuardEvent);
+    });
+    sessionRef = session;
+    const events = collectEvents(
+      session,
+      new Set(scenario.capture.events),
+      redactor,
+      durableUrl,
+      () => session.now(),
+    );
+    collectorRef = events;
+    const st: RunState = { session, page, redactor, events, refusals, durableUrl, startedAt };
+    const resolvers = {
+      value: (v: unknown) => resolveValue(v as Parameters<typeof resolveValue>[0], secrets),
+      url: (u: unknown) => resolveUrl(u as Parameters<typeof resolveUrl>[0], secrets),
+    };
+    await seedStorage(session, page, {
+      cookies: scenario.storage.cookies.map((c) => ({
+        name: c.name,
+        value: resolvers.value(c.value),
+        url: resolvers.url(c.url),
+        http_only: c.http_only,
+        secure: c.secure,
+        same_site: c.same_site,
+      })),
+      local_storage: scenario.storage.local_storage.map((o) => ({
+        origin: o.origin,
+        entries: o.entries.map((e) => ({ name: e.name, value: resolvers.value(e.value) })),
+      })),
+      session_storage: scenario.storage.session_storage.map((o) => ({
+        origin: o.origin,
+        entries: o.entries.map((e) => ({ name: e.name, value: resolvers.value(e.value) })),
+      })),
+    }, origins);
+
+    const steps: CaptureStep[] = [];
+    const plan: { id: string; action: string; call: StepCall }[] = [
+      {
+        id: INITIAL_STEP,
+        action: INITIAL_STEP,
+        call: {
+          kind: "tool",
+          tool: "navigate_page",
+          args: { url: resolvers.url(scenario.start_url), wait_until: "load", inline_images: false },
+        },
+      },
+      ...scenario.actions.map((a) => ({ id: a.step_id, action: a.action, call: stepCall(a, resolvers) })),
+    ];
+    let stopped: { index: number; id: string; reason: string } | undefined;
+    for (const [index, p] of plan.entries()) {
+      const last = index === plan.length - 1;
+      const kinds = stepKinds(scenario, last);
+      const startedMs = session.now();
+      const beforeUrl = currentUrl(st);
+      events.beginStep(index);
+      if (stopped === undefined && Date.now() - startedAt > SCENARIO_DURATION_LIMIT_MS) {
+        stopped = {
+          index,
+          id: p.id,
+          reason: `the scenario passed its provider-owned duration limit of ${SCENARIO_DURATION_LIMIT_MS} ms`,
+        };
+      }
+      if (stopped !== undefined) {
+        const reason = `skipped: ${stopped.reason}`;
+        const artifacts = last
+          ? await captureArtifacts(captureContext(host, st, origins), kinds)
+          : skippedArtifacts(kinds, reason);
+        steps.push(
+          finishStep(
+            {
+              step_index: index,
+              step_id: p.id,
+              action: p.action,
+              status: "skipped",
+              error: { code: "step_skipped", message: reason },
+              elapsed_ms: 0,
+              started_ms: startedMs,
+              ended_ms: startedMs,
+              before_url: beforeUrl,
+              after_url: beforeUrl,
+              interaction_id: null,
+              artifacts,
+            },
+            events,
+            index,
+          ),
+        );
+        continue;
+      }
+      host.progress(`step ${index}/${plan.length - 1} ${p.id} (${p.action})`);
+      const refusedBefore = refusals.length;
+      const t0 = performance.now();
+      let result: ToolResult;
+      try {
+        const limit = p.call.kind === "tool" && p.call.tool === "navigate_page"
+          ? NAVIGATION_LIMIT_MS + 15_000
+          : STEP_LIMIT_MS;
+        result = await withLimit(limit, `Step ${p.id} (${p.action})`, runCall(host, st, p.call));
+      } catch (err) {
+        result = { ok: false, error: stepErrorOf(err) };
+      }
+      const refused = refusals.slice(refusedBefore);
+      // A refusal fails the step even when the action itself returned: the page did not get what it asked.
+      const error: StepError | null = refused.length > 0
+        ? refusalError(refused[0], origins)
+        : result.ok
+        ? null
+        : result.error;
+      const elapsed = Math.round(performance.now() - t0);
+      const artifacts = await captureArtifacts(captureContext(host, st, origins), kinds);
+      const endedMs = session.now();
+      steps.push(
+        finishStep(
+          {
+            step_index: index,
+            step_id: p.id,
+            action: p.action,
+            status: error ? "failed" : "completed",
+            error,
+            elapsed_ms: elapsed,
+            started_ms: startedMs,
+            ended_ms: endedMs,
+            before_url: beforeUrl,
+            after_url: currentUrl(st),
+            interaction_id: interactionOf(result),
+            artifacts,
+          },
+          events,
+          index,
+        ),
+      );
+      if (error) stopped = { index, id: p.id, reason: `step ${p.id} failed (${error.code})` };
+    }
+    const snapshot = events.snapshot();
+    const product = session.browserVersion.split("/");
+    await close(session);
+    const profile = session.profileDir && scenario.browser.mode === "launch"
+      ? { profile_dir: session.profileDir, profile_removed: !(await exists(session.profileDir)) }
+      : {};
+    const capture: ScenarioCapture = {
+      schema_version: 1,
+      capture_kind: "browser_scenario",
+      capture_id: crypto.randomUUID(),
+      session_id: session.id,
+      page_id: page.id,
+      browser: scenario.browser.mode === "launch"
+        ? {
+          mode: "launch",
+          process_ownership: "provider-owned",
+          cleanup: "terminated-owned-process",
+          product: product[0] || "Chrome",
+          version: product[1] ?? "",
+          ...profile,
+        }
+        : {
+          mode: "connect",
+          process_ownership: "external",
+          cleanup: "disconnected-external",
+          product: product[0] || "Chrome",
+          version: product[1] ?? "",
+        },
+      scenario: {
+        start_url: durableSpec(scenario.start_url),
+        start_origin: new URL(scenario.start_url.url).origin,
+        allowed_origins: [...origins].sort(),
+        action_count: scenario.actions.length,
+        secret_references: scenario.secrets.map((s) => s.secret_id).sort(),
+        request_sha256: sha256Hex(canonicalJson(scenario)),
+      },
+      environment: scenario.environment,
+      capture_plan: {
+        after_each_step: [...scenario.capture.after_each_step],
+        at_end: [...scenario.capture.at_end],
+        events: [...scenario.capture.events],
+      },
+      started_at: new Date(startedAt).toISOString(),
+      duration_ms: Date.now() - startedAt,
+      steps,
+      events: { retained: snapshot.items.length, dropped: snapshot.dropped, items: snapshot.items },
+      completeness: classifyCompleteness(
+        [
+          ...steps.flatMap((s) => s.completeness.missing_sections),
+          ...(scenario.browser.mode === "connect" && scenario.capture.events.length > 0
+            ? ["events" as const]
+            : []),
+        ],
+        [
+          ...steps.flatMap((s) => s.completeness.truncated_sections),
+          ...(snapshot.dropped > 0 ? ["events" as const] : []),
+        ],
+      ),
+      pre_attach_gap: scenario.browser.mode === "connect"
+        ? {
+          declared: true,
+          reason:
+            "Connect mode attaches to a browser that was already running: what its pages did before the attach was not observed.",
+        }
+        : null,
+      limitations: limitations(scenario),
+    };
+    return redactedCapture(capture, redactor);
+  } finally {
+    await close(sessionRef);
+    host.recorder.redact = undefined;
+  }
+}
+
+/** Every string redacted except the screenshots' base64 (a short secret could occur inside it by chance). */
+function redactedCapture(capture: ScenarioCapture, redactor: SecretRedactor): ScenarioCapture {
+  const images = capture.steps.map((s) =>
+    s.artifacts.screenshot.state === "captured" ? s.artifacts.screenshot.value.data_base64 : undefined
+  );
+  const bare = {
+    ...capture,
+    steps: capture.steps.map((s) => {
+      const shot = s.artifacts.screenshot;
+      if (shot.state !== "captured") return s;
+      const { data_base64: _, ...value } = shot.value;
+      return { ...s, artifacts: { ...s.artifacts, screenshot: { state: "captured" as const, value } } };
+    }),
+  };
+  const out: ScenarioCapture = redactor.deep(bare);
+  out.steps.forEach((s, i) => {
+    const data = images[i];
+    if (data !== undefined && s.artifacts.screenshot.state === "captured") {
+      s.artifacts.screenshot.value.data_base64 = data;
+    }
+  });
+  return out;
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.stat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function finishStep(
+  step: Omit<CaptureStep, "completeness" | "event_sequence_start" | "event_sequence_end">,
+  events: EventCollector,
+  index: number,
+): CaptureStep {
+  const b = events.snapshot().bounds(index);
+  return {
+    ...step,
+    event_sequence_start: b.start,
+    event_sequence_end: b.end,
+    completeness: completenessOf(step),
+  };
+}
+
+function captureContext(host: ScenarioHost, st: RunState, origins: string[]) {
+  return {
+    page: st.page,
+    store: host.store,
+    redactor: st.redactor,
+    allowedOrigins: origins,
+    durableUrl: st.durableUrl,
+  };
+}
+
+function guardPlan(scenario: Scenario, secrets: ReturnType<typeof resolveSecrets>, origins: string[]) {
+  const r = scenario.request_replay;
+  return {
+    allowedOrigins: origins,
+    blockServiceWorkers: scenario.environment.service_workers === "block",
+    replay: r.mode === "disabled" ? { mode: "disabled" as const } : {
+      mode: "exact" as const,
+      unmatched: r.unmatched,
+      routes: r.routes.map((route) => ({
+        route_id: route.route_id,
+        method: route.method,
+        url: resolveUrl(route.request, secrets),
+        response: route.response.kind === "response"
+          ? {
+            kind: "response" as const,
+            status: route.response.status,
+            headers: route.response.headers.map((h) => ({
+              name: h.name,
+              value: resolveValue(h.value, secrets),
+            })),
+            ...(route.response.body !== undefined
+              ? { body: resolveValue(route.response.body, secrets) }
+              : {}),
+            ...(route.response.content_type !== undefined
+              ? { content_type: route.response.content_type }
+              : {}),
+          }
+          : route.response.kind === "redirect"
+          ? {
+            kind: "redirect" as const,
+            status: route.response.status,
+            location: resolveUrl(route.response.destination, secrets),
+          }
+          : { kind: "abort" as const, reason: route.response.reason },
+      })),
+    },
+  };
+}
+
+function limitations(s: Scenario): string[] {
+  const out = [
+    "Steps run on krometrail's control layer; each step's interaction_id anchors the temporal tools (temporal_debug_bundle) on this session.",
+    "Screenshots are compared by the SHA-256 of their PNG bytes; DOM and accessibility by normalized text.",
+  ];
+  if (s.browser.mode === "connect") {
+    out.push(
+      "Connect mode: events before the attach are not observed (pre_attach_gap); the external browser was left running.",
+    );
+  }
+  if (s.capture.events.length === 0) out.push("No event families were requested: events are not compared.");
+  return out;
+}
