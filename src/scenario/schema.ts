@@ -317,7 +317,7 @@ function crossFieldRules(s: Shape, ctx: z.core.$RefinementCtx): void {
 export const scenarioSchema = scenarioShape.superRefine(crossFieldRules);
 export type Scenario = z.output<typeof scenarioSchema>;
 
-export { ruleOf, type ScenarioIssue, scenarioIssues } from "./schema_errors.ts";
+export { flattenIssues, ruleOf, type ScenarioIssue, scenarioIssues } from "./schema_errors.ts";
 
 const ISSUE_LIMIT = 20;
 

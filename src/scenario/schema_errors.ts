@@ -46,39 +46,46 @@ function pathText(path: readonly PropertyKey[]): string {
   return path.length > 0 ? path.map(String).join(".") : "(scenario)";
 }
 
-function expand(issue: Issue, prefix: readonly PropertyKey[], out: ScenarioIssue[]): void {
-  const path = [...prefix, ...issue.path];
-  if (issue.code === "unrecognized_keys") {
-    for (const key of issue.keys) {
-      const why = PROVIDER_OWNED_FIELDS.has(key) ? " (deadlines and limits are provider-owned)" : "";
-      out.push({
-        path: pathText([...path, key]),
-        rule: "unknown_field",
-        problem: `unknown field ${key}${why}`,
-      });
-    }
-    return;
-  }
-  const branches = informativeBranches(issue);
-  if (branches && branches.length === 1 && branches[0]) {
-    for (const inner of branches[0]) expand(inner, path, out);
-    return;
-  }
-  if (issue.code === "invalid_union" && branches && branches.length === 0) {
-    const expected = issue.errors.map((b) => b[0]?.code === "invalid_type" ? b[0].expected : "other");
-    out.push({
-      path: pathText(path),
-      rule: "invalid_value",
-      problem: `expected ${[...new Set(expected)].join(" or ")}`,
-    });
-    return;
-  }
-  out.push({ path: pathText(path), rule: ruleOf(issue), problem: issue.message.slice(0, PROBLEM_LIMIT) });
+/**
+ * zod's issues with each failed union replaced by the issues of its one informative branch (paths made
+ * whole), so a string-or-object field reports "url_userinfo at start_url" rather than "Invalid input".
+ */
+export function flattenIssues(issues: readonly Issue[], prefix: readonly PropertyKey[] = []): Issue[] {
+  return issues.flatMap((issue) => {
+    const path = [...prefix, ...issue.path];
+    const branches = informativeBranches(issue);
+    if (branches && branches.length === 1 && branches[0]) return flattenIssues(branches[0], path);
+    return [{ ...issue, path }];
+  });
 }
 
-/** zod's issues as scenario issues, in order. */
+function describe(issue: Issue): ScenarioIssue[] {
+  if (issue.code === "unrecognized_keys") {
+    return issue.keys.map((key) => {
+      const why = PROVIDER_OWNED_FIELDS.has(key) ? " (deadlines and limits are provider-owned)" : "";
+      return {
+        path: pathText([...issue.path, key]),
+        rule: "unknown_field",
+        problem: `unknown field ${key}${why}`,
+      };
+    });
+  }
+  if (issue.code === "invalid_union" && informativeBranches(issue)?.length === 0) {
+    const expected = issue.errors.map((b) => b[0]?.code === "invalid_type" ? b[0].expected : "other");
+    return [{
+      path: pathText(issue.path),
+      rule: "invalid_value",
+      problem: `expected ${[...new Set(expected)].join(" or ")}`,
+    }];
+  }
+  return [{
+    path: pathText(issue.path),
+    rule: ruleOf(issue),
+    problem: issue.message.slice(0, PROBLEM_LIMIT),
+  }];
+}
+
+/** zod's issues as scenario issues, in order: unions flattened, one issue per unknown key. */
 export function scenarioIssues(issues: readonly Issue[]): ScenarioIssue[] {
-  const out: ScenarioIssue[] = [];
-  for (const issue of issues) expand(issue, [], out);
-  return out;
+  return flattenIssues(issues).flatMap(describe);
 }

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { assert, assertEquals } from "../../assert.ts";
 import {
   effectiveOrigins,
+  flattenIssues,
   ruleOf,
   type Scenario,
   scenarioIssues,
@@ -924,4 +925,19 @@ Deno.test("secretReferences: every referenced id once, sorted; a declaration alo
   });
   assertEquals(secretReferences(s), ["pw", "tok"]);
   assertEquals(secretReferences(validateScenario(base())), []);
+});
+
+Deno.test("flattenIssues: a union's informative branch replaces the bare union issue, paths made whole", () => {
+  const parsed = scenarioSchema.safeParse(
+    withActions({ step_id: "g", action: "goto", url: "http://u@127.0.0.1:4100/" }),
+  );
+  const flat = flattenIssues(parsed.error?.issues ?? []);
+  assertEquals(flat.map((i) => [i.code, i.path, ruleOf(i)]), [[
+    "custom",
+    ["actions", 0, "url"],
+    "url_userinfo",
+  ]]);
+  // Not a union: left as it is.
+  const plain = scenarioSchema.safeParse(withFields({ extra: 1 }));
+  assertEquals(flattenIssues(plain.error?.issues ?? []), plain.error?.issues);
 });
