@@ -4,9 +4,10 @@
  * pixels painted in a strong colour, their bounds outlined. Pixels are compared by the WASM kernels
  * (vision/pixels.ts) with a small per-channel noise floor so antialiasing jitter does not count.
  *
- * Screenshots are taken at device scale 1 by default, so image pixels are CSS pixels; at another scale
- * the caller divides. When the two sizes differ only their overlap (the top-left min(width) ×
- * min(height)) is compared, `size_mismatch` says so, and the overlay hatches what was not compared.
+ * Bounds are CSS pixels: image pixels divided by the screenshots' device scale factor (default 1, where
+ * the two are the same), widened to whole CSS pixels. When the two sizes differ only their overlap (the
+ * top-left min(width) × min(height)) is compared, `size_mismatch` says so, and the overlay hatches what
+ * was not compared.
  */
 import { convertIndexedToRgb, decode } from "fast-png";
 import type { DecodedPng } from "fast-png";
@@ -40,9 +41,13 @@ export interface VisualDifference {
   /** changed_pixels / (width × height), 0–1. */
   changed_proportion: number;
   changed_pixels: number;
-  /** Smallest rectangle holding every changed pixel (screenshot pixels = CSS px at scale 1); null when none. */
+  /** Smallest rectangle holding every changed pixel, in CSS px; null when none changed. */
   bounds: { x: number; y: number; width: number; height: number } | null;
-  /** Size of the compared area: both images' size, or their overlap when they differ. */
+  /** The same rectangle in image pixels (the overlay's own coordinates). */
+  pixel_bounds: { x: number; y: number; width: number; height: number } | null;
+  /** The device scale factor bounds were divided by. */
+  device_scale_factor: number;
+  /** Size of the compared area in image pixels: both images' size, or their overlap when they differ. */
   width: number;
   height: number;
   /** The noise floor the comparison used. */
@@ -56,6 +61,8 @@ export interface VisualDifference {
 export interface VisualDifferenceOptions {
   /** Per-channel noise floor, 0–255 (default NOISE_FLOOR). */
   noise_floor?: number;
+  /** Device pixels per CSS pixel of the screenshots (the capture's environment); default 1. */
+  device_scale_factor?: number;
 }
 
 const HIGHLIGHT: Color = [255, 0, 170];
@@ -90,6 +97,16 @@ export function visualDifference(
   const a = decodeScreenshot(before, "before");
   const b = decodeScreenshot(after, "after");
   const noise = Math.max(0, Math.min(255, Math.round(options.noise_floor ?? NOISE_FLOOR)));
+  const scale = options.device_scale_factor ?? 1;
+  if (!(scale > 0) || !Number.isFinite(scale)) {
+    throw new ToolError({
+      code: "invalid_arguments",
+      message: `device_scale_factor must be a positive number, got ${scale}.`,
+      retry: "never",
+      recovery: "Pass the screenshots' device scale factor (the capture environment's), e.g. 1 or 2.",
+      affected: { argument: "device_scale_factor" },
+    });
+  }
   const width = Math.min(a.width, b.width);
   const height = Math.min(a.height, b.height);
   const sameSize = a.width === b.width && a.height === b.height;
@@ -124,7 +141,9 @@ export function visualDifference(
   return {
     changed_proportion: diff.changedProportion,
     changed_pixels: diff.changedPixels,
-    bounds: diff.bounds ? { ...diff.bounds } : null,
+    bounds: diff.bounds ? cssRect(diff.bounds, scale) : null,
+    pixel_bounds: diff.bounds ? { ...diff.bounds } : null,
+    device_scale_factor: scale,
     width,
     height,
     noise_floor: noise,
@@ -134,6 +153,19 @@ export function visualDifference(
       compared: { width, height },
     },
     png: encodePng(overlay),
+  };
+}
+
+/** Image pixels to CSS px, widened outward so the CSS rectangle still holds every changed pixel. */
+function cssRect(r: Rect, scale: number): Rect {
+  if (scale === 1) return { ...r };
+  const x = Math.floor(r.x / scale);
+  const y = Math.floor(r.y / scale);
+  return {
+    x,
+    y,
+    width: Math.ceil((r.x + r.width) / scale) - x,
+    height: Math.ceil((r.y + r.height) / scale) - y,
   };
 }
 

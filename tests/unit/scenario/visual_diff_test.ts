@@ -54,6 +54,7 @@ Deno.test("a changed rectangle: bounds are exactly it, the overlay paints it and
   fillRect(after, box, [220, 30, 30]);
   const d = visualDifference(encodePng(before), encodePng(after));
   assertEquals(d.bounds, box);
+  assertEquals(d.pixel_bounds, box, "at scale 1 CSS px are image px");
   assertEquals(d.changed_pixels, box.width * box.height);
   assertEquals(d.changed_proportion, (box.width * box.height) / (120 * 80));
   const overlay = decodeScreenshot(d.png);
@@ -62,6 +63,22 @@ Deno.test("a changed rectangle: bounds are exactly it, the overlay paints it and
   assertEquals(pixel(overlay, box.x + box.width, box.y + 5), [255, 214, 0, 255], "right edge outlined");
   const [r, g, b] = pixel(overlay, 5, 60);
   assert(r === g && g === b && r < 170, `far pixel is dimmed grey: ${r},${g},${b}`);
+});
+
+Deno.test("at device scale 2 bounds are CSS px, widened to whole pixels; pixel_bounds stay image px", () => {
+  const before = page(120, 80);
+  const after = clone(before);
+  const box = { x: 57, y: 31, width: 23, height: 11 };
+  fillRect(after, box, [220, 30, 30]);
+  const d = visualDifference(encodePng(before), encodePng(after), { device_scale_factor: 2 });
+  assertEquals(d.pixel_bounds, box);
+  // 57..80 → 28..40, 31..42 → 15..21
+  assertEquals(d.bounds, { x: 28, y: 15, width: 12, height: 6 });
+  assertEquals(d.device_scale_factor, 2);
+  const bad = assertThrows(() =>
+    visualDifference(encodePng(before), encodePng(after), { device_scale_factor: 0 })
+  );
+  assert(bad instanceof ToolError && bad.code === "invalid_arguments", bad.message);
 });
 
 Deno.test("two separate changes: bounds span both", () => {
