@@ -108,7 +108,12 @@ export async function compareCaptureRefs(
       };
       continue;
     }
-    const v = visualDifference(bytesA, bytesB);
+    const scale = Number(
+      (b.environment as { viewport?: { device_scale_factor?: unknown } }).viewport?.device_scale_factor ?? 1,
+    );
+    const v = visualDifference(bytesA, bytesB, {
+      device_scale_factor: Number.isFinite(scale) && scale > 0 ? scale : 1,
+    });
     const file = await store.writeEvidence("differences", "png", v.png);
     const record: VisualDifferenceRecord = {
       uri: file.uri,

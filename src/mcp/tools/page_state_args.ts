@@ -146,7 +146,7 @@ export async function instantOf(
       affected: { argument: `${argument}.offset_ms` },
     });
   }
-  const session = await resolveSession(app, args.session_id);
+  const session = await resolveSession(app, args.session_id, { interaction_id: args.interaction_id });
   const db = app.recorder.reader();
   if (args.page_id !== undefined) assertSessionPage(app, session, args.page_id, "page_id");
   const offsetNs = (args.offset_ms ?? 0) * MS;

@@ -5,11 +5,24 @@ import type { AppContext } from "../context.ts";
 
 export const sessionId = z.string().max(64);
 
-/** The session a query is about: explicit, else the live one, else the latest recorded. */
-export async function resolveSession(app: AppContext, requested?: string): Promise<string> {
+/**
+ * The session a query is about: explicit, else the one an interaction_id belongs to (ids carry their
+ * session's ordinal, so one names one session: two scenario runs compared are two sessions), else the
+ * live one, else the latest recorded.
+ */
+export async function resolveSession(
+  app: AppContext,
+  requested?: string,
+  hint: { interaction_id?: string } = {},
+): Promise<string> {
   await app.recorder.flush();
   const db = app.recorder.reader();
-  const id = requested ?? app.browsers.current?.id ??
+  const owner = requested === undefined && hint.interaction_id !== undefined
+    ? (db.prepare("SELECT session_id FROM interactions WHERE id = ? LIMIT 1").get(hint.interaction_id) as
+      | { session_id: string }
+      | undefined)?.session_id
+    : undefined;
+  const id = requested ?? owner ?? app.browsers.current?.id ??
     (db.prepare("SELECT id FROM sessions ORDER BY started_at DESC LIMIT 1").get() as
       | { id: string }
       | undefined)?.id;

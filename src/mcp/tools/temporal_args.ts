@@ -171,7 +171,9 @@ async function anyRangeOf(app: AppContext, args: RangeArgs): Promise<ResolvedRan
       ...(requested.success ? { requested: requested.data } : {}),
     }, liveView(app, session));
   }
-  const session = await resolveSession(app, args.session_id);
+  const session = await resolveSession(app, args.session_id, {
+    interaction_id: range?.interaction_id ?? args.interaction_id,
+  });
   if (range?.page_id !== undefined) assertSessionPage(app, session, range.page_id, "range.page_id");
   if (range) assertContextWidens(range);
   const request = range ?? (args.interaction_id ? { interaction_id: args.interaction_id } : {});
