@@ -30,6 +30,8 @@ export interface CaptureContext {
   allowedOrigins: string[];
   /** The runner's URL treatment: userinfo removed, secret values as references. */
   durableUrl: (raw: string) => string;
+  /** Take a second picture to confirm the first (default true; see captureScreenshot). */
+  confirmScreenshot?: boolean;
 }
 
 /** Each artifact is bounded on its own: one slow kind leaves the others captured. */
@@ -77,17 +79,27 @@ export async function captureArtifacts(
   return { screenshot, dom, accessibility, url, history, storage };
 }
 
+/** Most pictures taken to see the page hold still (a page animating forever costs this many, no more). */
+export const SCREENSHOT_SHOTS = 3;
+
 /**
  * A PNG of the viewport. Chrome's PNG encoder is deterministic (measured: equal bytes over repeated
- * captures and in a fresh browser); the blinking caret is not, so it is hidden for the capture.
+ * captures and in a fresh browser); the blinking caret is not, so it is hidden for the capture. A picture
+ * counts once the next one is byte-identical (a transition still running would give each run its own
+ * digest); a page that never holds still within SCREENSHOT_SHOTS gives its last picture.
  */
 async function captureScreenshot(ctx: CaptureContext, timeoutMs: number): Promise<ScreenshotArtifact> {
-  const shot = await withCaretHidden(
-    ctx.page,
-    timeoutMs,
-    () => ctx.page.send("Page.captureScreenshot", { format: "png" }, timeoutMs),
-  );
-  const bytes = Uint8Array.fromBase64(shot.data);
+  const shots = ctx.confirmScreenshot === false ? 1 : SCREENSHOT_SHOTS;
+  const data = await withCaretHidden(ctx.page, timeoutMs, async () => {
+    let last: string | undefined;
+    for (let i = 0; i < shots; i++) {
+      const { data } = await ctx.page.send("Page.captureScreenshot", { format: "png" }, timeoutMs);
+      if (data === last) break;
+      last = data;
+    }
+    return last ?? "";
+  });
+  const bytes = Uint8Array.fromBase64(data);
   const { width, height } = pngSize(bytes);
   // A budget refusal is this artifact's missing reason (bounded() keeps its message).
   const saved = await ctx.store.writeEvidence("screenshots", "png", bytes);
@@ -98,7 +110,7 @@ async function captureScreenshot(ctx: CaptureContext, timeoutMs: number): Promis
     height,
     bytes: bytes.byteLength,
     uri: saved.uri,
-    data_base64: shot.data,
+    data_base64: data,
   };
 }
 
