@@ -11,6 +11,7 @@ import { BrowserSession, nextSessionOrdinal } from "../../src/browser/session.ts
 import type { PageTarget } from "../../src/browser/targets.ts";
 import { serveStatic, type StaticServer } from "../../src/demo/static_server.ts";
 import { InstanceStore } from "../../src/store/instance.ts";
+import { ToolError } from "../../src/errors.ts";
 import {
   ARTIFACT_KINDS,
   EVENT_FAMILIES,
@@ -475,6 +476,44 @@ Deno.test("families not asked for are not collected", async () => {
       assertEquals([...new Set(c.snapshot().items.map((e) => e.kind))], ["page-error"]);
     } finally {
       c.stop();
+    }
+  });
+});
+
+Deno.test("an artifact that cannot be had is missing with its reason; the others are still captured", async () => {
+  await withBrowser(async (b) => {
+    await b.session.navigate(b.page, `${b.site.origin}/animation.html`, "load", 10_000);
+    // A page that never holds still still gives its picture, within the shot bound.
+    const t0 = performance.now();
+    const moving = await captureArtifacts(b.ctx(), new Set(["screenshot"] as const));
+    assertEquals(moving.screenshot.state, "captured");
+    assert(performance.now() - t0 < 5_000, "bounded on a page that keeps moving");
+
+    b.store.admission = () =>
+      Promise.reject(
+        new ToolError({
+          code: "disk_budget_exceeded",
+          message: "screenshot of 9 bytes is over the share",
+          retry: "never",
+        }),
+      );
+    const refused = await captureArtifacts(b.ctx(), new Set(["screenshot", "url"] as const));
+    b.store.admission = undefined;
+    assertEquals(refused.screenshot.state, "missing");
+    assert(
+      refused.screenshot.state === "missing" && refused.screenshot.reason.includes("over the share"),
+      JSON.stringify(refused.screenshot),
+    );
+    assertEquals(refused.url.state, "captured");
+
+    await b.session.closePage(b.page);
+    const closed = await captureArtifacts(b.ctx(), ALL);
+    for (const kind of ARTIFACT_KINDS) {
+      const state = closed[kind];
+      assert(
+        state.state === "missing" && state.reason.includes("closed"),
+        `${kind}: ${JSON.stringify(state)}`,
+      );
     }
   });
 });
