@@ -4,21 +4,28 @@
  *
  * - HTTP(S): every request pauses in the Fetch domain at the Request stage and is decided by
  *   decideRequest (guard_match.ts): a replay route is fulfilled, redirected or failed; an origin outside
- *   the set is failed as BlockedByClient; an unmatched request is failed when the replay says so; the rest
- *   continues. A redirect the server answers pauses again for its new URL, so a redirect off the set is
+ *   the set is failed as BlockedByClient; an unmatched request is failed when the replay says so (main-frame
+ *   documents are spared unless unmatchedNavigations is "abort", so the app under test still loads); the
+ *   rest continues. A redirect the server answers pauses again for its new URL, so a redirect off the set is
  *   refused like any request. data:, blob: and about: never pause here.
- * - WebSocket: Fetch never sees a handshake. Network.setBlockedURLs with ordered allow/block patterns lets
- *   ws(s) reach the allowed origins only; the attempt itself is reported from Network.webSocketCreated.
+ * - WebSocket: Fetch never sees a handshake, and Network.setBlockedURLs does not stop one (measured on
+ *   Chromium 156, with urlPatterns and with the old urls). Per-URL network conditions do
+ *   (originConditions): allowed origins get none, every other http(s)/ws(s) URL is emulated offline, so
+ *   the handshake is never sent. The attempt is reported from Network.webSocketCreated. For HTTP these
+ *   rules sit below Fetch, which has already refused such a request. (A later page-wide
+ *   Network.emulateNetworkConditions from another tool would replace them.)
+ * - Child targets: the page session's Fetch covers same-process iframes (127.0.0.1 on another port is the
+ *   same site) and dedicated workers' HTTP, but neither an out-of-process iframe's requests (another site,
+ *   e.g. localhost beside 127.0.0.1) nor any worker's WebSocket. So the page auto-attaches its iframes and
+ *   workers, paused, and each gets the same offline rules (and the service-worker block) before it runs.
+ *   There the origin set holds, silently: a child session's events do not reach page listeners
+ *   (BrowserSession routes page sessions only), so no GuardEvent and no replay there, and children of a
+ *   child (a nested out-of-process iframe, a worker inside one) are not attached.
  * - Service workers (when blocked): register() rejects in every document (a main-world document-start
  *   script), the page's requests bypass any worker (Network.setBypassServiceWorker), and a worker script
  *   fetch that still reaches Fetch is failed.
- *
- * Measured against Chromium 156: the page session's Fetch covers the page's same-process iframes
- * (127.0.0.1 on another port is the same site, so the same process). Out-of-process iframes (another site)
- * get their document request paused here, since the parent frame starts that navigation, but their
- * subresources are not: the session does not auto-attach iframe targets. See the e2e test.
  */
-import type { EventParams } from "../browser/cdp.ts";
+import type { CommandParams, EventParams } from "../browser/cdp.ts";
 import type { BrowserSession } from "../browser/session.ts";
 import type { PageTarget, TargetOverride } from "../browser/targets.ts";
 import { logger } from "../log.ts";
@@ -29,9 +36,9 @@ import {
   type GuardPlan,
   httpOrigin,
   normalizeOrigins,
+  originConditions,
   outsideGuard,
   RouteTable,
-  websocketBlockPatterns,
 } from "./guard_match.ts";
 
 export type { GuardPlan, ReplayResponse, ReplayRoute } from "./guard_match.ts";
@@ -72,6 +79,21 @@ const SERVICE_WORKER_BLOCK = `(() => {
 type Paused = EventParams<"Fetch.requestPaused">;
 
 /**
+ * Which children a page attaches, paused until their rules are in. Target.setAutoAttach is one setting per
+ * session: another page setup sending it replaces this filter (src/scenario/step_events.ts attaches
+ * workers), so the filter here is the union, and every child it pauses is released below.
+ */
+export const GUARD_AUTO_ATTACH = {
+  autoAttach: true,
+  waitForDebuggerOnStart: true,
+  flatten: true,
+  filter: [{ type: "iframe" }, { type: "worker" }, { type: "service_worker" }],
+};
+
+const CHILD_TIMEOUT_MS = 5_000;
+const CHILD_TYPES = new Set(["iframe", "worker", "service_worker"]);
+
+/**
  * Installs the guard on every page of the session, now and later. Returns the uninstall: the listeners
  * go, and the open pages stop pausing requests and blocking WebSockets (requests then continue).
  */
@@ -85,8 +107,9 @@ export function installGuard(
     allowed,
     routes: plan.replay.mode === "exact" ? new RouteTable(plan.replay.routes) : null,
     unmatchedAbort: plan.replay.mode === "exact" && plan.replay.unmatched === "abort",
+    abortNavigations: plan.replay.mode === "exact" && plan.replay.unmatchedNavigations === "abort",
   };
-  const wsPatterns = websocketBlockPatterns(allowed);
+  const conditions = originConditions(allowed);
   let active = true;
   // A key of its own: addPageSetup is idempotent by key, and a later guard in the same session is another.
   const key = `scenario_guard:${crypto.randomUUID()}`;
@@ -96,8 +119,13 @@ export function installGuard(
       if (!active) return [];
       const sent: Array<Promise<unknown>> = [
         page.send("Network.enable", { maxTotalBufferSize: 0, maxResourceBufferSize: 0 }, timeoutMs),
-        page.send("Network.setBlockedURLs", { urlPatterns: wsPatterns }, timeoutMs),
+        page.send(
+          "Network.emulateNetworkConditionsByRule",
+          { matchedNetworkConditions: conditions },
+          timeoutMs,
+        ),
         page.send("Fetch.enable", { patterns: [{ urlPattern: "*", requestStage: "Request" }] }, timeoutMs),
+        page.send("Target.setAutoAttach", GUARD_AUTO_ATTACH, timeoutMs),
       ];
       if (plan.blockServiceWorkers) {
         sent.push(
@@ -144,7 +172,7 @@ export function installGuard(
       emit({ ...base, kind: "request-refused" });
       return;
     }
-    const d = decideRequest(decisionPlan, request.method, request.url);
+    const d = decideRequest(decisionPlan, request.method, request.url, base.navigation);
     switch (d.action) {
       case "fulfill":
         reply(page.send("Fetch.fulfillRequest", {
@@ -181,9 +209,43 @@ export function installGuard(
     }
   };
 
+  // A child's rules go out in order before it is released, so its first request already meets them.
+  const onChild = (page: PageTarget, p: EventParams<"Target.attachedToTarget">) => {
+    const { sessionId, targetInfo, waitingForDebugger } = p;
+    const send = <M extends "Network.enable" | "Network.emulateNetworkConditionsByRule">(
+      method: M,
+      params: CommandParams<M>,
+    ) => session.sendToSession(sessionId, method, params, CHILD_TIMEOUT_MS).catch(() => undefined);
+    if (active && CHILD_TYPES.has(targetInfo.type)) {
+      send("Network.enable", { maxTotalBufferSize: 0, maxResourceBufferSize: 0 });
+      send("Network.emulateNetworkConditionsByRule", { matchedNetworkConditions: conditions });
+      if (plan.blockServiceWorkers && targetInfo.type === "iframe") {
+        session.sendToSession(sessionId, "Network.setBypassServiceWorker", { bypass: true }, CHILD_TIMEOUT_MS)
+          .catch(() => {});
+        session.sendToSession(
+          sessionId,
+          "Page.addScriptToEvaluateOnNewDocument",
+          { source: SERVICE_WORKER_BLOCK, runImmediately: true },
+          CHILD_TIMEOUT_MS,
+        ).catch(() => {});
+      }
+    }
+    if (waitingForDebugger) {
+      session.sendToSession(sessionId, "Runtime.runIfWaitingForDebugger", undefined, CHILD_TIMEOUT_MS)
+        .catch((err) =>
+          log.debug("child {id} of {page} not released: {err}", {
+            id: targetInfo.targetId,
+            page: page.id,
+            err: String(err),
+          })
+        );
+    }
+  };
+
   const off = [
     session.onPageEvent("Fetch.requestPaused", onPaused),
-    // The handshake itself is refused by setBlockedURLs; this reports the attempt.
+    session.onPageEvent("Target.attachedToTarget", onChild),
+    // The handshake itself never leaves (offline by rule); this reports the attempt.
     session.onPageEvent("Network.webSocketCreated", (page, { url }) => {
       if (!active) return;
       const origin = httpOrigin(url);
@@ -211,7 +273,10 @@ export function installGuard(
       if (page.closed) continue;
       // Disabling Fetch releases whatever is still paused; no request is left hanging without a listener.
       page.send("Fetch.disable").catch(() => {});
-      page.send("Network.setBlockedURLs", { urlPatterns: [] }).catch(() => {});
+      page.send("Network.emulateNetworkConditionsByRule", { matchedNetworkConditions: [] }).catch(() => {});
+      // New children are no longer paused (no listener would release them); children already attached
+      // keep their rules until they go (their sessions are not tracked here).
+      page.send("Target.setAutoAttach", { ...GUARD_AUTO_ATTACH, waitForDebuggerOnStart: false }).catch(() => {});
       if (plan.blockServiceWorkers) {
         page.send("Network.setBypassServiceWorker", { bypass: false }).catch(() => {});
       }

@@ -34,7 +34,17 @@ export interface GuardPlan {
   allowedOrigins: string[];
   replay:
     | { mode: "disabled" }
-    | { mode: "exact"; unmatched: "abort" | "passthrough-declared-origins"; routes: ReplayRoute[] };
+    | {
+      mode: "exact";
+      unmatched: "abort" | "passthrough-declared-origins";
+      routes: ReplayRoute[];
+      /**
+       * What `unmatched: "abort"` does to an unmatched main-frame document request (start_url, a goto, a
+       * link): "continue" (the default) lets it through when its origin is allowed, so the app itself loads
+       * and its other requests are aborted; "abort" fails it too, so only routed documents load.
+       */
+      unmatchedNavigations?: "continue" | "abort";
+    };
   blockServiceWorkers: boolean;
 }
 
@@ -162,12 +172,19 @@ export function errorReason(reason: string): NetworkErrorReason {
 
 /**
  * One request's fate, in the contract's order: a replay route first, then the origin set, then the
- * unmatched policy. `url` is an http(s) URL (other schemes never reach the decision).
+ * unmatched policy (which spares main-frame documents unless `abortNavigations`). `url` is an http(s)
+ * URL (other schemes never reach the decision).
  */
 export function decideRequest(
-  plan: { allowed: Set<string>; routes: RouteTable | null; unmatchedAbort: boolean },
+  plan: {
+    allowed: Set<string>;
+    routes: RouteTable | null;
+    unmatchedAbort: boolean;
+    abortNavigations: boolean;
+  },
   method: string,
   url: string,
+  navigation = false,
 ): GuardDecision {
   const route = plan.routes?.match(method, url);
   if (route) {
@@ -178,7 +195,9 @@ export function decideRequest(
   }
   const origin = httpOrigin(url) ?? url;
   if (!plan.allowed.has(origin)) return { action: "refuse", origin };
-  if (plan.unmatchedAbort) return { action: "unmatched-abort", origin };
+  if (plan.unmatchedAbort && (!navigation || plan.abortNavigations)) {
+    return { action: "unmatched-abort", origin };
+  }
   return { action: "continue" };
 }
 
@@ -225,20 +244,38 @@ function patternLiteral(s: string): string {
   return s.replace(/[*+?(){}:\\]/g, (c) => `\\${c}`);
 }
 
+/** One entry of Network.emulateNetworkConditionsByRule. */
+export interface UrlNetworkConditions {
+  urlPattern: string;
+  offline: boolean;
+  latency: number;
+  downloadThroughput: number;
+  uploadThroughput: number;
+}
+
 /**
- * Network.setBlockedURLs patterns that let WebSocket handshakes reach the allowed origins only
- * (ws://host:port is the http origin, wss:// the https one) and block every other ws/wss URL. Patterns
- * apply in order, so the allow entries come first.
+ * Network.emulateNetworkConditionsByRule entries that let HTTP(S) and WebSocket traffic reach the allowed
+ * origins only and take every other http(s)/ws(s) URL offline (ws://host:port is the http origin's
+ * socket, wss:// the https one's). The first matching entry wins, so the allowed entries (no throttling)
+ * come first; no entry has an empty pattern, so nothing else (navigator.onLine included) is affected.
  */
-export function websocketBlockPatterns(allowed: Iterable<string>): { urlPattern: string; block: boolean }[] {
-  const patterns: { urlPattern: string; block: boolean }[] = [];
+export function originConditions(allowed: Iterable<string>): UrlNetworkConditions[] {
+  const entry = (urlPattern: string, offline: boolean): UrlNetworkConditions => ({
+    urlPattern,
+    offline,
+    latency: 0,
+    downloadThroughput: -1,
+    uploadThroughput: -1,
+  });
+  const out: UrlNetworkConditions[] = [];
   for (const origin of allowed) {
     const u = new URL(origin);
-    const scheme = u.protocol === "https:" ? "wss" : "ws";
+    const secure = u.protocol === "https:";
     const host = u.hostname.startsWith("[") ? u.hostname : patternLiteral(u.hostname);
     const port = u.port ? `:${patternLiteral(u.port)}` : "";
-    patterns.push({ urlPattern: `${scheme}://${host}${port}/*`, block: false });
+    out.push(entry(`${secure ? "https" : "http"}://${host}${port}/*`, false));
+    out.push(entry(`${secure ? "wss" : "ws"}://${host}${port}/*`, false));
   }
-  patterns.push({ urlPattern: "ws://*:*/*", block: true }, { urlPattern: "wss://*:*/*", block: true });
-  return patterns;
+  for (const scheme of ["http", "https", "ws", "wss"]) out.push(entry(`${scheme}://*:*/*`, true));
+  return out;
 }

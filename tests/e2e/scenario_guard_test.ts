@@ -14,6 +14,7 @@ type Probe = {
   type?: string;
   body?: string;
   message?: string;
+  name?: string;
   data?: unknown;
 };
 
@@ -137,5 +138,129 @@ Deno.test("guard: origin set, exact replay, redirects and iframes", async () => 
   } finally {
     await a.close();
     await b.close();
+  }
+});
+
+Deno.test("guard: WebSockets, unmatched abort, service workers, popups and out-of-process iframes", async () => {
+  const a = serveGuardSite();
+  const b = serveGuardSite();
+  const c = serveGuardSite();
+  // "localhost" is another site than 127.0.0.1: its frames run out of process.
+  const cOrigin = `http://localhost:${c.port}`;
+  const events: GuardEvent[] = [];
+  try {
+    let uninstall = () => {};
+    await withScenarioBrowser((session) => {
+      uninstall = installGuard(session, {
+        allowedOrigins: [a.origin, cOrigin],
+        blockServiceWorkers: true,
+        replay: {
+          mode: "exact",
+          unmatched: "abort",
+          routes: [{
+            route_id: "data",
+            method: "GET",
+            url: `${a.origin}/api/data`,
+            response: {
+              kind: "response",
+              status: 201,
+              headers: [],
+              body: "plain words",
+              content_type: "text/x-words",
+            },
+          }],
+        },
+      }, (e) => events.push(e));
+    }, async (session, page) => {
+      // The start document is unmatched but a main-frame navigation to an allowed origin: it loads.
+      await session.navigate(page, `${a.origin}/index.html`, "load", 10_000);
+      const probe = (expr: string) => evaluate(page, expr) as Promise<Probe>;
+
+      const data = await probe(`probeFetch(${JSON.stringify(`${a.origin}/api/data`)})`);
+      assertEquals([data.status, data.type, data.body], [201, "text/x-words", "plain words"]);
+      const unmatched = await probe(`probeFetch(${JSON.stringify(`${a.origin}/api/plain`)})`);
+      assertEquals(unmatched.outcome, "error");
+      assert(!a.hits.includes("/api/plain"), "an unmatched request never reaches the server");
+
+      // WebSockets: the allowed origin's handshake opens, another origin's is refused before it is sent.
+      const open = await probe(`probeWs(${JSON.stringify(`ws://127.0.0.1:${a.port}/ws`)})`);
+      assertEquals([open.outcome, open.message], ["open", `hello:${a.port}`]);
+      const refusedWs = await probe(`probeWs(${JSON.stringify(`ws://127.0.0.1:${b.port}/ws`)})`);
+      assert(refusedWs.outcome !== "open", JSON.stringify(refusedWs));
+      assertEquals(b.hits.length, 0, `origin B was never reached: ${b.hits.join(", ")}`);
+
+      // Service workers: register() rejects.
+      const sw = await probe("probeServiceWorker()");
+      assertEquals([sw.outcome, sw.name], ["rejected", "SecurityError"]);
+
+      // In abort mode an unmatched iframe document is aborted (only main-frame documents are spared).
+      const abortedFrame = await probe(`probeFrame(${JSON.stringify(`${cOrigin}/frame.html`)})`);
+      assert(abortedFrame.outcome !== "posted", JSON.stringify(abortedFrame));
+
+      await until(() => events.some((e) => e.transport === "websocket"));
+      const ws = events.filter((e) => e.transport === "websocket");
+      assertEquals(ws.map((e) => [e.kind, e.origin]), [["request-refused", b.origin]]);
+      const un = events.filter((e) => e.kind === "unmatched-aborted");
+      assert(un.some((e) => e.url === `${a.origin}/api/plain` && !e.navigation), JSON.stringify(un));
+      assert(un.some((e) => e.resource_type === "Document" && e.origin === cOrigin && !e.navigation));
+      assert(!un.some((e) => e.navigation), "main-frame documents are not aborted as unmatched");
+
+      // Uninstalled, the page's requests go out again; a guard installed on a running page applies at once.
+      uninstall();
+      await probe(`probeFetch(${JSON.stringify(`${b.origin}/api/plain`)}, { mode: "no-cors" })`);
+      assert(b.hits.includes("/api/plain"), "the uninstalled guard no longer refuses");
+      b.hits.length = 0;
+      events.length = 0;
+      installGuard(session, {
+        allowedOrigins: [a.origin, cOrigin],
+        blockServiceWorkers: true,
+        replay: { mode: "disabled" },
+      }, (e) => events.push(e));
+      await session.navigate(page, `${a.origin}/index.html`, "load", 10_000);
+
+      // An out-of-process iframe of an allowed origin loads, and its own request to another origin never
+      // leaves (the page's Fetch does not see it: the child's offline rules stop it).
+      const oopif = await probe(
+        `probeFrame(${
+          JSON.stringify(`${cOrigin}/frame.html?fetch=${encodeURIComponent(`${b.origin}/api/plain`)}`)
+        })`,
+      );
+      assertEquals(oopif.outcome, "posted", JSON.stringify(oopif));
+      assertEquals((oopif.data as { fetch: string }).fetch, "error");
+      assert(c.hits.some((h) => h.startsWith("/frame.html")), "the allowed out-of-process frame loaded");
+      // So does a worker's WebSocket to another origin (Fetch never sees it), while its fetch is refused.
+      const workerWs = await evaluate(page, `probeWorker(${JSON.stringify(`ws://127.0.0.1:${b.port}/ws`)})`);
+      assertEquals(workerWs, "ws-error");
+      const workerFetch = await evaluate(
+        page,
+        `probeWorker(${JSON.stringify(`${b.origin}/api/plain?worker`)})`,
+      );
+      assertEquals(workerFetch, "fetch-error");
+      assertEquals(b.hits.length, 0, `origin B was never reached: ${b.hits.join(", ")}`);
+      // The offline rules are per URL: the page still says it is online.
+      assertEquals(await evaluate(page, "navigator.onLine"), true);
+
+      // A popup to another origin is refused in the popup's own first navigation (the guard is in its
+      // initialization round).
+      const popupAdded = new Promise<string>((resolve) => session.onPageAdded((p) => resolve(p.id)));
+      await page.send("Runtime.evaluate", {
+        expression: `void window.open(${JSON.stringify(`${b.origin}/index.html`)})`,
+        userGesture: true,
+      });
+      const popupId = await Promise.race([
+        popupAdded,
+        new Promise<string>((r) => setTimeout(() => r(""), 5_000)),
+      ]);
+      assert(popupId !== "", "the popup was adopted");
+      await until(() => events.some((e) => e.page_id === popupId && e.kind === "request-refused"));
+      const popup = events.filter((e) => e.page_id === popupId);
+      assert(popup.some((e) => e.kind === "request-refused" && e.navigation && e.origin === b.origin));
+      assert(events.some((e) => e.url.endsWith("/api/plain?worker") && e.kind === "request-refused"));
+      assertEquals(b.hits.length, 0);
+    });
+  } finally {
+    await a.close();
+    await b.close();
+    await c.close();
   }
 });
