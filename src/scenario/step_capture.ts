@@ -7,17 +7,16 @@ import type {
   HistoryArtifact,
   ScreenshotArtifact,
   StepArtifacts,
-  StorageArtifact,
   TextArtifact,
 } from "./capture.ts";
-import { readDomLines, readPageStorage, withCaretHidden } from "./step_capture_page.ts";
+import { currentUrl, readDomLines, withCaretHidden } from "./step_capture_page.ts";
+import { captureStorage } from "./step_capture_storage.ts";
 import {
   type AxFrame,
   domText,
   type Redactor,
   renderAxTree,
   sha256Hex,
-  storedValue,
   textArtifact,
 } from "./step_capture_text.ts";
 
@@ -148,56 +147,11 @@ async function childFrameTrees(page: PageTarget, timeoutMs: number): Promise<AxF
   return frames.filter((f): f is AxFrame => f !== undefined);
 }
 
-/** The main frame's URL as Chrome has it now (fragment included), not as our last event said. */
-async function currentUrl(page: PageTarget, timeoutMs: number): Promise<string> {
-  const { frameTree } = await page.send("Page.getFrameTree", undefined, timeoutMs);
-  return frameTree.frame.url + (frameTree.frame.urlFragment ?? "");
-}
-
 async function captureHistory(ctx: CaptureContext, timeoutMs: number): Promise<HistoryArtifact> {
   const h = await ctx.page.send("Page.getNavigationHistory", undefined, timeoutMs);
   return {
     length: h.entries.length,
     current_index: h.currentIndex,
     entries: h.entries.map((e) => ({ url: ctx.durableUrl(e.url), transition: e.transitionType })),
-  };
-}
-
-/**
- * The page's own storage: the cookies Chrome would send to the page's URL (not every cookie of every
- * allowed origin: what the page sees is what the step did), and the local and session storage of its
- * origin. Values are digests; a value that is or holds a declared secret has none.
- */
-async function captureStorage(ctx: CaptureContext, timeoutMs: number): Promise<StorageArtifact> {
-  const [url, read] = await Promise.all([
-    currentUrl(ctx.page, timeoutMs),
-    readPageStorage(ctx.page, timeoutMs),
-  ]);
-  const web = /^https?:/i.test(url);
-  const { cookies } = web
-    ? await ctx.page.send("Network.getCookies", { urls: [url] }, timeoutMs)
-    : { cookies: [] };
-  const text = ctx.redactor.text.bind(ctx.redactor);
-  const byName = <T extends { name: string }>(a: T, b: T) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
-  const entries = (list: Array<[string, string]> | null) =>
-    (list ?? []).map(([name, value]) => ({ name: text(name), ...storedValue(value, ctx.redactor) })).sort(
-      byName,
-    );
-  return {
-    cookies: cookies.map((c) => ({
-      name: text(c.name),
-      domain: c.domain,
-      path: c.path,
-      secure: c.secure,
-      http_only: c.httpOnly,
-      same_site: c.sameSite ?? null,
-      ...storedValue(c.value, ctx.redactor),
-    })).sort((a, b) =>
-      byName(a, b) || (a.domain < b.domain ? -1 : a.domain > b.domain ? 1 : 0) ||
-      (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)
-    ),
-    local_storage: entries(read.local),
-    session_storage: entries(read.session),
-    origin: read.origin === "null" ? null : read.origin,
   };
 }

@@ -87,7 +87,9 @@ const STORAGE_READ = `(() => {
       return keys.sort().map((k) => [k, store.getItem(k) ?? ""]);
     } catch { return null; }
   };
-  return { origin: location.origin, local: read(() => localStorage), session: read(() => sessionStorage) };
+  let cookie = null;
+  try { cookie = document.cookie; } catch { cookie = null; }
+  return { origin: location.origin, local: read(() => localStorage), session: read(() => sessionStorage), cookie };
 })()`;
 
 const CARET_KEY = "__krometrailScenarioCaret";
@@ -154,6 +156,8 @@ export interface PageStorage {
   origin: string;
   local: Array<[string, string]> | null;
   session: Array<[string, string]> | null;
+  /** document.cookie as the page sees it; null where reading it throws (sandboxed, opaque). */
+  cookie: string | null;
 }
 
 export async function readPageStorage(page: PageTarget, timeoutMs: number): Promise<PageStorage> {
@@ -174,4 +178,10 @@ export async function withCaretHidden<T>(
   } finally {
     if (hidden) await inWorld(page, CARET_SHOW, timeoutMs).catch(() => {});
   }
+}
+
+/** The main frame's URL as Chrome has it now (fragment included), not as our last event said. */
+export async function currentUrl(page: PageTarget, timeoutMs: number): Promise<string> {
+  const { frameTree } = await page.send("Page.getFrameTree", undefined, timeoutMs);
+  return frameTree.frame.url + (frameTree.frame.urlFragment ?? "");
 }
