@@ -24,6 +24,11 @@ export interface ToolDefinition<S extends z.ZodObject = z.ZodObject> {
   /** What structuredContent holds (output_schemas.ts); advertised as outputSchema. */
   output: z.ZodObject;
   annotations?: ToolAnnotations;
+  /**
+   * The structured error for arguments the schema refuses, when the tool words it its own way (the
+   * scenario's rules and paths); default: invalid_arguments.
+   */
+  invalidInput?: (rawArgs: unknown, error: z.ZodError) => ToolError;
   handler: (args: z.output<S>, app: AppContext) => Promise<ToolOutput>;
 }
 
@@ -122,7 +127,11 @@ export function defineTool<S extends z.ZodObject>(def: ToolDefinition<S>): Tool 
       const proto = ownProtoPath(rawArgs);
       if (proto !== undefined) return errorOutput(ownProtoArgument(def.name, proto));
       const parsed = def.input.safeParse(rawArgs ?? {});
-      if (!parsed.success) return errorOutput(invalidArguments(def.name, parsed.error));
+      if (!parsed.success) {
+        return errorOutput(
+          def.invalidInput?.(rawArgs, parsed.error) ?? invalidArguments(def.name, parsed.error),
+        );
+      }
       const args = parsed.data as Record<string, unknown>;
       const overridesBefore = app.recorder?.graceOverrides ?? 0;
       const out = await withDeadline(def.name, args, app, pageScoped, async () => {

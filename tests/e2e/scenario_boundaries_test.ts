@@ -95,7 +95,7 @@ Deno.test(
         start_url: boundaries(site.origin),
         actions: [{ step_id: "a", action: "hover", selector: "h1" }],
       };
-      const cases: Array<[string, Record<string, unknown>, string]> = [
+      const cases: Array<[string, Record<string, unknown>, string, string]> = [
         [
           "storage.local_storage.0.origin",
           {
@@ -104,8 +104,14 @@ Deno.test(
             },
           },
           "http://evil.test:81",
+          "origin_not_allowed",
         ],
-        ["start_url", { start_url: site.origin.replace("http://", "http://user:pw@") + "/" }, "userinfo"],
+        [
+          "start_url",
+          { start_url: site.origin.replace("http://", "http://user:pw@") + "/" },
+          "userinfo",
+          "url_userinfo",
+        ],
         [
           "actions.0.value",
           {
@@ -117,19 +123,21 @@ Deno.test(
             }],
           },
           "nope",
+          "undeclared_secret",
         ],
       ];
-      for (const [path, patch, words] of cases) {
+      for (const [path, patch, words, rule] of cases) {
         const r = await server.call("capture_browser_scenario", { ...base, ...patch });
         assert(r.isError, `${path}: expected a validation error`);
         const err = structured(r).error as {
           code: string;
           message: string;
-          details?: { issues?: Array<{ path: string }> };
+          details?: { issues?: Array<{ path: string; rule: string }> };
         };
-        assert(["invalid_arguments", "invalid_scenario"].includes(err.code), JSON.stringify(err));
-        const issue = err.details?.issues?.find((i) => i.path.startsWith(path.split(".")[0]));
+        assertEquals(err.code, "invalid_scenario", JSON.stringify(err));
+        const issue = err.details?.issues?.find((i) => i.path.startsWith(path));
         assert(issue, `${path}: ${JSON.stringify(err)}`);
+        assertEquals(issue.rule, rule, JSON.stringify(err));
         assert(JSON.stringify(err).includes(words), `${path}: ${JSON.stringify(err)}`);
       }
       // Nothing ran: no session was started by any of them.

@@ -6,12 +6,14 @@ import { type CaptureRef, compareCaptureRefs } from "../../scenario/compare_run.
 import type { ComparisonResult } from "../../scenario/compare.ts";
 import { normalizationRulesSchema } from "../../scenario/normalize.ts";
 import { runScenario, type ScenarioHost, type ToolResult } from "../../scenario/run.ts";
-import { scenarioSchema } from "../../scenario/schema.ts";
+import { scenarioSchema, validateScenario } from "../../scenario/schema.ts";
+import { asToolError } from "../../errors.ts";
 import { logger } from "../../log.ts";
 import type { AppContext } from "../context.ts";
-import { defineTool, type Tool } from "../define_tool.ts";
+import { defineTool, invalidArguments, type Tool } from "../define_tool.ts";
 import { OUTPUT_SCHEMAS } from "../output_schemas.ts";
 import { output, type ToolOutput } from "../response.ts";
+import { advertiseAs } from "../schema_compact.ts";
 import { actionTools } from "./actions.ts";
 import { interactionTools } from "./interactions.ts";
 import { pageTools } from "./pages.ts";
@@ -139,6 +141,59 @@ function comparisonText(r: ComparisonResult): string {
   return lines.join("\n");
 }
 
+/**
+ * tools/list shows the scenario's fields as one-line forms (the full schema is ~15 KB of JSON Schema;
+ * README "Scenarios" and docs/tools.md carry it); validation still uses the whole zod schema.
+ */
+const ADVERTISED: Record<string, Record<string, unknown>> = {
+  browser: {
+    type: "object",
+    description:
+      '{mode: "launch", executable_path?, headless? (true)} | {mode: "connect", cdp_endpoint: "http://127.0.0.1:PORT", target_id}',
+  },
+  start_url: {
+    description: 'URL | {url, query: [{name, value}]}; a value is a string or {source: "secret", secret_id}',
+  },
+  allowed_origins: {
+    type: "array",
+    items: { type: "string" },
+    description: "exact origins; default: start_url's",
+  },
+  environment: {
+    type: "object",
+    description:
+      "{viewport: {width, height, device_scale_factor}, locale, timezone, color_scheme, reduced_motion, service_workers: allow|block}",
+  },
+  actions: {
+    type: "array",
+    description:
+      "[{step_id, action, locator | selector, ...}]: goto {url, wait_until}, click {button, click_count}, fill {value}, press {keys}, select_option {value}, check, uncheck, hover, wait_for {state}, scroll {dx, dy}, upload {files}",
+  },
+  storage: {
+    type: "object",
+    description:
+      "{cookies: [{name, value, url, http_only, secure, same_site}], local_storage | session_storage: [{origin, entries: [{name, value}]}]}",
+  },
+  request_replay: {
+    type: "object",
+    description:
+      '{mode: "exact", unmatched: "abort" | "passthrough-declared-origins", routes: [{route_id, method, request, response: {kind: "response", status, headers, body, content_type} | {kind: "redirect", status, destination} | {kind: "abort", reason}}]}',
+  },
+  secrets: {
+    type: "array",
+    description: "[{secret_id, environment_variable}]: values come from the server's environment",
+  },
+  capture: {
+    type: "object",
+    description:
+      "{after_each_step: kinds, at_end: kinds (default [url]), events: families}; kinds: screenshot dom accessibility url history storage; families: console page-errors network websockets frames workers popups downloads",
+  },
+};
+for (const [key, form] of Object.entries(ADVERTISED)) {
+  const field = (scenarioSchema.shape as Record<string, object | undefined>)[key];
+  if (field) advertiseAs(field, form);
+}
+
 const captureRef = z.union([
   z.string().min(1).max(4_096),
   z.looseObject({}),
@@ -154,6 +209,15 @@ export const scenarioTools: Tool[] = [
       "(goto, click, fill, press, select_option, check, uncheck, hover, wait_for, scroll, upload; each with a " +
       "step_id), allowed_origins, capture. Returns per-step evidence; compare two with compare_web_captures.",
     input: scenarioSchema,
+    // The same invalid_scenario error as the CLI: each problem by path and rule.
+    invalidInput: (raw, error) => {
+      try {
+        validateScenario(raw);
+      } catch (err) {
+        return asToolError(err);
+      }
+      return invalidArguments("capture_browser_scenario", error);
+    },
     handler: async (args, app) => {
       const capture = await runScenario(scenarioHost(app), args);
       const file = await app.store.writeEvidence(
