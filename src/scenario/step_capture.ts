@@ -147,8 +147,25 @@ async function childFrameTrees(page: PageTarget, timeoutMs: number): Promise<AxF
   return frames.filter((f): f is AxFrame => f !== undefined);
 }
 
+/** How long the browser's session history may take to catch up with the document's own URL. */
+export const HISTORY_AGREEMENT_MS = 500;
+
+/**
+ * The browser keeps the session history and learns of a same-document navigation (pushState) after the
+ * renderer made it, so the history is read again, briefly, until its current entry is the document's URL.
+ * An error page's entry keeps the URL that failed: after the wait its history is taken as it is.
+ */
 async function captureHistory(ctx: CaptureContext, timeoutMs: number): Promise<HistoryArtifact> {
-  const h = await ctx.page.send("Page.getNavigationHistory", undefined, timeoutMs);
+  const read = () => ctx.page.send("Page.getNavigationHistory", undefined, timeoutMs);
+  const [first, url] = await Promise.all([read(), currentUrl(ctx.page, timeoutMs)]);
+  let h = first;
+  for (
+    const end = Date.now() + HISTORY_AGREEMENT_MS;
+    h.entries[h.currentIndex]?.url !== url && Date.now() < end;
+  ) {
+    await new Promise((r) => setTimeout(r, 25));
+    h = await read();
+  }
   return {
     length: h.entries.length,
     current_index: h.currentIndex,
