@@ -5,8 +5,11 @@
  * The viewport reuses the session's own machinery: a ViewportOverride (browser/viewport.ts) kept in the
  * page's "viewport" override slot, so set_viewport, browser_status and the viewport report see the
  * scenario's metrics as the page's current override instead of a second override fighting it.
- * Locale, timezone and media features are separate Emulation overrides; Emulation.setLocaleOverride sets
- * the ICU locale (Intl, toLocaleString), not navigator.language or Accept-Language.
+ * Locale, timezone and media features are separate Emulation overrides. Emulation.setLocaleOverride sets
+ * the ICU locale (Intl, toLocaleString) only; navigator.language(s) and Accept-Language come from
+ * setUserAgentOverride's acceptLanguage, sent with an empty userAgent, which Chromium 156 reads as "keep
+ * the browser's own user agent". Color scheme "no-preference" is emulated as given; Chromium then matches
+ * `(prefers-color-scheme: light)`, not dark and not no-preference (measured).
  */
 import type { BrowserSession } from "../browser/session.ts";
 import type { PageTarget, TargetOverride } from "../browser/targets.ts";
@@ -24,7 +27,7 @@ export interface EnvironmentPlan {
 const VIEWPORT_SLOT = "viewport";
 const ENVIRONMENT_SETUP = "scenario_environment";
 
-/** The media features emulated. "no-preference" for color scheme is emulated as such, not left unset. */
+/** The media features emulated, each value as the plan gives it. */
 export function mediaFeatures(plan: EnvironmentPlan): { name: string; value: string }[] {
   return [
     { name: "prefers-color-scheme", value: plan.color_scheme },
@@ -50,6 +53,11 @@ export function installEnvironment(session: BrowserSession, plan: EnvironmentPla
     apply(page: PageTarget, timeoutMs?: number): Array<Promise<unknown>> {
       return [
         page.send("Emulation.setLocaleOverride", { locale: plan.locale }, timeoutMs),
+        page.send(
+          "Emulation.setUserAgentOverride",
+          { userAgent: "", acceptLanguage: plan.locale },
+          timeoutMs,
+        ),
         page.send("Emulation.setTimezoneOverride", { timezoneId: plan.timezone }, timeoutMs),
         page.send("Emulation.setEmulatedMedia", { media: "", features: mediaFeatures(plan) }, timeoutMs),
       ];

@@ -276,7 +276,9 @@ export function installGuard(
       page.send("Network.emulateNetworkConditionsByRule", { matchedNetworkConditions: [] }).catch(() => {});
       // New children are no longer paused (no listener would release them); children already attached
       // keep their rules until they go (their sessions are not tracked here).
-      page.send("Target.setAutoAttach", { ...GUARD_AUTO_ATTACH, waitForDebuggerOnStart: false }).catch(() => {});
+      page.send("Target.setAutoAttach", { ...GUARD_AUTO_ATTACH, waitForDebuggerOnStart: false }).catch(
+        () => {},
+      );
       if (plan.blockServiceWorkers) {
         page.send("Network.setBypassServiceWorker", { bypass: false }).catch(() => {});
       }

@@ -85,7 +85,9 @@ export function groupByOrigin(
 
 /** The document-start script of one origin. Values travel as JSON data, never as code. */
 export function seedScript(origin: string, seed: { local: StorageEntry[]; session: StorageEntry[] }): string {
-  const data = JSON.stringify({ origin, local: seed.local, session: seed.session });
+  // U+2028/2029 escaped too, so the literal reads the same in any JavaScript parser.
+  const data = JSON.stringify({ origin, local: seed.local, session: seed.session })
+    .replace(/\u2028/g, "\\u2028").replace(/\u2029/g, "\\u2029");
   return `(() => {
   const seed = ${data};
   if (window !== window.top || location.origin !== seed.origin) return;

@@ -4,7 +4,12 @@
  * ports are two origins; "localhost" beside "127.0.0.1" is another site, so an out-of-process iframe.
  */
 import { assert, assertEquals, assertRejects } from "../assert.ts";
+import type { PageTarget } from "../../src/browser/targets.ts";
+import { currentOverride } from "../../src/browser/viewport.ts";
+import { ToolError } from "../../src/errors.ts";
+import { installEnvironment } from "../../src/scenario/environment.ts";
 import { type GuardEvent, installGuard } from "../../src/scenario/guard.ts";
+import { seedStorage, STORAGE_SEED_BINDING, type StorageSeedPlan } from "../../src/scenario/storage_seed.ts";
 import { serveGuardSite, until, withScenarioBrowser } from "./scenario_guard_util.ts";
 import { evaluate } from "./scenario_guard_util.ts";
 
@@ -262,5 +267,150 @@ Deno.test("guard: WebSockets, unmatched abort, service workers, popups and out-o
     await a.close();
     await b.close();
     await c.close();
+  }
+});
+
+Deno.test("environment: viewport, device scale, locale, timezone and media features in every page", async () => {
+  const a = serveGuardSite();
+  try {
+    await withScenarioBrowser((session) => {
+      installEnvironment(session, {
+        viewport: { width: 800, height: 600, device_scale_factor: 2 },
+        locale: "de-DE",
+        timezone: "Asia/Tokyo",
+        color_scheme: "dark",
+        reduced_motion: "reduce",
+      });
+    }, async (session, page) => {
+      await session.navigate(page, `${a.origin}/index.html`, "load", 10_000);
+      const read = (p: PageTarget) =>
+        evaluate(
+          p,
+          `({ dark: matchMedia("(prefers-color-scheme: dark)").matches,
+              reduce: matchMedia("(prefers-reduced-motion: reduce)").matches,
+              tz: Intl.DateTimeFormat().resolvedOptions().timeZone,
+              locale: Intl.DateTimeFormat().resolvedOptions().locale,
+              language: navigator.language,
+              number: (1234.5).toLocaleString(),
+              width: innerWidth, height: innerHeight, dpr: devicePixelRatio })`,
+        );
+      const expected = {
+        dark: true,
+        reduce: true,
+        tz: "Asia/Tokyo",
+        locale: "de-DE",
+        language: "de-DE",
+        number: "1.234,5",
+        width: 800,
+        height: 600,
+        dpr: 2,
+      };
+      assertEquals(await read(page), expected);
+      // The viewport is the session's own override, in the slot set_viewport and its report read.
+      assertEquals(currentOverride(page)?.metrics.width, 800);
+      // A popup gets the same settings before it runs.
+      const popupAdded = new Promise<PageTarget>((resolve) => session.onPageAdded(resolve));
+      await page.send("Runtime.evaluate", {
+        expression: `void window.open(${JSON.stringify(`${a.origin}/index.html`)})`,
+        userGesture: true,
+      });
+      const popup = await Promise.race([
+        popupAdded,
+        new Promise<undefined>((r) => setTimeout(() => r(undefined), 5_000)),
+      ]);
+      assert(popup, "the popup was adopted");
+      await until(() => popup.url.startsWith(a.origin));
+      await popup.waitForLoad(popup.loaderId, 5_000);
+      assertEquals(await read(popup), expected);
+    });
+  } finally {
+    await a.close();
+  }
+});
+
+Deno.test("storage seeds: cookies, localStorage and sessionStorage exist before the start page's first script", async () => {
+  const a = serveGuardSite();
+  const b = serveGuardSite();
+  try {
+    await withScenarioBrowser(() => {}, async (session, page) => {
+      const plan: StorageSeedPlan = {
+        cookies: [{
+          name: "sid",
+          value: "c-1",
+          url: `${a.origin}/`,
+          http_only: false,
+          secure: false,
+          same_site: "Lax",
+        }, {
+          name: "hidden",
+          value: "h-1",
+          url: `${a.origin}/`,
+          http_only: true,
+          secure: false,
+          same_site: "Strict",
+        }],
+        local_storage: [{
+          origin: a.origin,
+          entries: [{ name: "theme", value: "dark" }, { name: "token", value: "s3cr3t" }],
+        }],
+        session_storage: [{ origin: a.origin, entries: [{ name: "cart", value: '{"n":2}' }] }],
+      };
+      // Defense in depth: a seed outside the origin set is refused, naming the origin and the set.
+      const refused = await assertRejects(
+        () =>
+          seedStorage(session, page, { ...plan, session_storage: [{ origin: b.origin, entries: [] }] }, [
+            a.origin,
+          ]),
+      );
+      assert(refused instanceof ToolError);
+      assertEquals(refused.code, "origin_not_allowed");
+      assert(refused.message.includes(b.origin) && refused.message.includes(a.origin), refused.message);
+      const cookieOff = await assertRejects(
+        () =>
+          seedStorage(session, page, { ...plan, cookies: [{ ...plan.cookies[0], url: `${b.origin}/` }] }, [
+            a.origin,
+          ]),
+      );
+      assertEquals((cookieOff as ToolError).code, "origin_not_allowed");
+
+      await seedStorage(session, page, plan, [a.origin]);
+      assertEquals(page.url, "about:blank");
+      await session.navigate(page, `${a.origin}/seed.html`, "load", 10_000);
+      assertEquals(await evaluate(page, "window.__seen"), {
+        local: "dark",
+        local_secret: "s3cr3t",
+        session: '{"n":2}',
+        cookie: "sid=c-1",
+      });
+      const { cookies } = await page.send("Network.getCookies", { urls: [`${a.origin}/`] });
+      assertEquals(cookies.find((c) => c.name === "hidden")?.httpOnly, true);
+
+      // Seeds are written once: what the page changes survives its next document.
+      await evaluate(page, `localStorage.setItem("theme", "light"); sessionStorage.removeItem("cart")`);
+      await session.navigate(page, `${a.origin}/seed.html`, "load", 10_000);
+      assertEquals(await evaluate(page, "[window.__seen.local, window.__seen.session]"), ["light", null]);
+      // The seed world is not the page's: nothing of it is reachable from page scripts.
+      assertEquals(await evaluate(page, `typeof globalThis.${STORAGE_SEED_BINDING}`), "undefined");
+
+      // A cookie the browser will not keep fails the seed instead of vanishing.
+      const bad = await assertRejects(() =>
+        seedStorage(session, page, {
+          cookies: [{
+            name: "x",
+            value: "1",
+            url: `${a.origin}/`,
+            http_only: false,
+            secure: false,
+            same_site: "None",
+          }],
+          local_storage: [],
+          session_storage: [],
+        }, [a.origin])
+      );
+      assertEquals((bad as ToolError).code, "storage_seed_failed");
+    });
+  } finally {
+    await a.close();
+    await b.close();
   }
 });
