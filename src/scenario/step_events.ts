@@ -81,12 +81,14 @@ export function collectEvents(
     }
   };
   const text = (s: string) => redactor.text(s);
-  const push = (fields: Fields) => {
+  const push = (fields: Fields): ScenarioEvent | undefined => {
     if (items.length >= MAX_EVENTS) {
       dropped++;
-      return;
+      return undefined;
     }
-    items.push({ sequence: items.length + 1, step_index: step, time_ms: now(), ...fields } as ScenarioEvent);
+    const e = { sequence: items.length + 1, step_index: step, time_ms: now(), ...fields } as ScenarioEvent;
+    items.push(e);
+    return e;
   };
   const offs: Array<() => void> = [];
   // Our own isolated worlds (the DOM recorder's, the probe's, the scenario's) are not the page speaking.
@@ -167,11 +169,24 @@ export function collectEvents(
   }
   if (families.has("workers")) wireWorkers(session, on, push, url);
   if (families.has("popups")) {
+    // A popup is adopted before its first document commits: its URL is filled in when that happens.
+    const unnamed = new Map<string, ScenarioEvent>();
     offs.push(session.onPageAdded((page) => {
       if (!page.openerPageId || !scenarioPages.has(page.openerPageId)) return;
       scenarioPages.add(page.id);
-      push({ kind: "popup-opened", url: url(page.url), name: null });
+      const opened = push({
+        kind: "popup-opened",
+        url: url(page.url === "about:blank" ? "" : page.url),
+        name: null,
+      });
+      if (opened && opened.url === null) unnamed.set(page.id, opened);
     }));
+    on("Page.frameNavigated", (page, p) => {
+      const opened = unnamed.get(page.id);
+      if (!opened || p.frame.parentId) return;
+      unnamed.delete(page.id);
+      opened.url = url(p.frame.url + (p.frame.urlFragment ?? ""));
+    });
     offs.push(session.onPageRemoved((page) => {
       if (!page.openerPageId || !scenarioPages.has(page.id)) return;
       push({ kind: "popup-closed", url: url(page.url), name: null });
@@ -202,7 +217,7 @@ export function collectEvents(
       items.push({ ...e, sequence: items.length + 1, step_index: step } as ScenarioEvent);
     },
     snapshot() {
-      const copy = items.slice();
+      const copy = items.map((e) => ({ ...e }));
       return {
         items: copy,
         dropped,
@@ -225,7 +240,7 @@ type On = <E extends keyof Events>(
   event: E,
   handler: (page: PageTarget, params: EventParams<E>) => void,
 ) => void;
-type Push = (fields: Fields) => void;
+type Push = (fields: Fields) => ScenarioEvent | undefined;
 type Url = (raw: string | undefined) => string | null;
 
 function wireNetwork(on: On, push: Push, url: Url): void {

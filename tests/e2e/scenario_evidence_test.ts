@@ -368,6 +368,7 @@ Deno.test("each event family is attributed to the step during which it happened"
             ["websocket-frame-sent", (e) => e.payload_text === "hello socket"],
             ["websocket-frame-received", (e) => e.payload_text === "echo hello socket"],
             ["websocket-frame-sent", (e) => e.payload_type === "binary" && e.payload_bytes === 3],
+            ["websocket-frame-received", (e) => e.payload_type === "binary" && e.payload_bytes === 3],
             ["websocket-closed", () => true],
           ],
         },
@@ -389,10 +390,13 @@ Deno.test("each event family is attributed to the step during which it happened"
         {
           run: async () => {
             await click(b.page, "#popup");
-            await until(has("popup-opened", 7), 5_000);
+            await until(has("popup-opened", 7, (e) => e.url !== null), 5_000);
             await evaluate(b.page, "window.popup.close()");
           },
-          expect: [["popup-opened", () => true], ["popup-closed", () => true]],
+          expect: [
+            ["popup-opened", (e) => String(e.url).endsWith("/frame.html")],
+            ["popup-closed", (e) => String(e.url).endsWith("/frame.html")],
+          ],
         },
         {
           run: () => evaluate(b.page, `steps.download(${JSON.stringify(side.origin + "/slow.bin")})`),
@@ -441,6 +445,7 @@ Deno.test("each event family is attributed to the step during which it happened"
         );
         assertEquals(snap.bounds(99), { start: snap.items.length + 1, end: snap.items.length });
         assert(cancelled.length === 1, "one download was cancelled");
+        assertEquals(snap.items.filter((e) => String(e.kind).startsWith("websocket-frame")).length, 4);
         assert(
           !snap.items.some((e) => String(e.text ?? "").includes("isolated world")),
           "isolated worlds are not heard",
