@@ -16,8 +16,9 @@
  *   Network.emulateNetworkConditions from another tool would replace them.)
  * - Child targets: the page session's Fetch covers same-process iframes (127.0.0.1 on another port is the
  *   same site) and dedicated workers' HTTP, but neither an out-of-process iframe's requests (another site,
- *   e.g. localhost beside 127.0.0.1) nor any worker's WebSocket. So the page auto-attaches its iframes and
- *   workers, paused, and each gets the same offline rules (and the service-worker block) before it runs.
+ *   e.g. localhost beside 127.0.0.1) nor any worker's WebSocket. So the page attaches its iframes and
+ *   workers paused (child_attach.ts), and each gets the same offline rules (and the service-worker block)
+ *   before it runs.
  *   There the origin set holds, silently: a child session's events do not reach page listeners
  *   (BrowserSession routes page sessions only), so no GuardEvent and no replay there, and children of a
  *   child (a nested out-of-process iframe, a worker inside one) are not attached.
@@ -29,6 +30,7 @@ import type { CommandParams, EventParams } from "../browser/cdp.ts";
 import type { BrowserSession } from "../browser/session.ts";
 import type { PageTarget, TargetOverride } from "../browser/targets.ts";
 import { logger } from "../log.ts";
+import { attachChildren, type AttachedChild } from "./child_attach.ts";
 import {
   base64Utf8,
   decideRequest,
@@ -78,20 +80,13 @@ const SERVICE_WORKER_BLOCK = `(() => {
 
 type Paused = EventParams<"Fetch.requestPaused">;
 
-/**
- * Which children a page attaches, paused until their rules are in. Target.setAutoAttach is one setting per
- * session: another page setup sending it replaces this filter (src/scenario/step_events.ts attaches
- * workers), so the filter here is the union, and every child it pauses is released below.
- */
-export const GUARD_AUTO_ATTACH = {
-  autoAttach: true,
-  waitForDebuggerOnStart: true,
-  flatten: true,
-  filter: [{ type: "iframe" }, { type: "worker" }, { type: "service_worker" }],
-};
-
 const CHILD_TIMEOUT_MS = 5_000;
 const CHILD_TYPES = new Set(["iframe", "worker", "service_worker"]);
+type ChildCommand =
+  | "Network.enable"
+  | "Network.emulateNetworkConditionsByRule"
+  | "Network.setBypassServiceWorker"
+  | "Page.addScriptToEvaluateOnNewDocument";
 
 /**
  * Installs the guard on every page of the session, now and later. Returns the uninstall: the listeners
@@ -125,7 +120,6 @@ export function installGuard(
           timeoutMs,
         ),
         page.send("Fetch.enable", { patterns: [{ urlPattern: "*", requestStage: "Request" }] }, timeoutMs),
-        page.send("Target.setAutoAttach", GUARD_AUTO_ATTACH, timeoutMs),
       ];
       if (plan.blockServiceWorkers) {
         sent.push(
@@ -209,42 +203,22 @@ export function installGuard(
     }
   };
 
-  // A child's rules go out in order before it is released, so its first request already meets them.
-  const onChild = (page: PageTarget, p: EventParams<"Target.attachedToTarget">) => {
-    const { sessionId, targetInfo, waitingForDebugger } = p;
-    const send = <M extends "Network.enable" | "Network.emulateNetworkConditionsByRule">(
-      method: M,
-      params: CommandParams<M>,
-    ) => session.sendToSession(sessionId, method, params, CHILD_TIMEOUT_MS).catch(() => undefined);
-    if (active && CHILD_TYPES.has(targetInfo.type)) {
-      send("Network.enable", { maxTotalBufferSize: 0, maxResourceBufferSize: 0 });
-      send("Network.emulateNetworkConditionsByRule", { matchedNetworkConditions: conditions });
-      if (plan.blockServiceWorkers && targetInfo.type === "iframe") {
-        session.sendToSession(sessionId, "Network.setBypassServiceWorker", { bypass: true }, CHILD_TIMEOUT_MS)
-          .catch(() => {});
-        session.sendToSession(
-          sessionId,
-          "Page.addScriptToEvaluateOnNewDocument",
-          { source: SERVICE_WORKER_BLOCK, runImmediately: true },
-          CHILD_TIMEOUT_MS,
-        ).catch(() => {});
-      }
-    }
-    if (waitingForDebugger) {
-      session.sendToSession(sessionId, "Runtime.runIfWaitingForDebugger", undefined, CHILD_TIMEOUT_MS)
-        .catch((err) =>
-          log.debug("child {id} of {page} not released: {err}", {
-            id: targetInfo.targetId,
-            page: page.id,
-            err: String(err),
-          })
-        );
+  // A child's rules go out before child_attach.ts releases it, so its first request already meets them.
+  const initChild = ({ sessionId, targetInfo }: AttachedChild) => {
+    if (!active || !CHILD_TYPES.has(targetInfo.type)) return;
+    const send = <M extends ChildCommand>(method: M, params: CommandParams<M>) =>
+      session.sendToSession(sessionId, method, params, CHILD_TIMEOUT_MS).catch(() => undefined);
+    send("Network.enable", { maxTotalBufferSize: 0, maxResourceBufferSize: 0 });
+    send("Network.emulateNetworkConditionsByRule", { matchedNetworkConditions: conditions });
+    if (plan.blockServiceWorkers && targetInfo.type === "iframe") {
+      send("Network.setBypassServiceWorker", { bypass: true });
+      send("Page.addScriptToEvaluateOnNewDocument", { source: SERVICE_WORKER_BLOCK, runImmediately: true });
     }
   };
+  const offChildren = attachChildren(session, initChild);
 
   const off = [
     session.onPageEvent("Fetch.requestPaused", onPaused),
-    session.onPageEvent("Target.attachedToTarget", onChild),
     // The handshake itself never leaves (offline by rule); this reports the attempt.
     session.onPageEvent("Network.webSocketCreated", (page, { url }) => {
       if (!active) return;
@@ -268,17 +242,14 @@ export function installGuard(
     if (!active) return;
     active = false;
     for (const o of off) o();
+    offChildren();
     for (const page of session.pages.values()) {
       page.overrides.delete(key);
       if (page.closed) continue;
       // Disabling Fetch releases whatever is still paused; no request is left hanging without a listener.
       page.send("Fetch.disable").catch(() => {});
       page.send("Network.emulateNetworkConditionsByRule", { matchedNetworkConditions: [] }).catch(() => {});
-      // New children are no longer paused (no listener would release them); children already attached
-      // keep their rules until they go (their sessions are not tracked here).
-      page.send("Target.setAutoAttach", { ...GUARD_AUTO_ATTACH, waitForDebuggerOnStart: false }).catch(
-        () => {},
-      );
+      // Children already attached keep their rules until they go (their sessions are not tracked here).
       if (plan.blockServiceWorkers) {
         page.send("Network.setBypassServiceWorker", { bypass: false }).catch(() => {});
       }
