@@ -197,6 +197,18 @@ Deno.test("guard: WebSockets, unmatched abort, service workers, popups and out-o
       // Service workers: register() rejects.
       const sw = await probe("probeServiceWorker()");
       assertEquals([sw.outcome, sw.name], ["rejected", "SecurityError"]);
+      // A fresh iframe's realm is no way around it: the script ran there too.
+      const viaFrame = await evaluate(
+        page,
+        `(async () => {
+          const f = document.createElement("iframe");
+          document.body.append(f);
+          const register = f.contentWindow.ServiceWorkerContainer.prototype.register;
+          return register.call(navigator.serviceWorker, "/sw.js").then(() => "registered", (e) => e.name);
+        })()`,
+      );
+      assertEquals(viaFrame, "SecurityError");
+      assert(!a.hits.includes("/sw.js"), "the worker script was never fetched");
 
       // In abort mode an unmatched iframe document is aborted (only main-frame documents are spared).
       const abortedFrame = await probe(`probeFrame(${JSON.stringify(`${cOrigin}/frame.html`)})`);
