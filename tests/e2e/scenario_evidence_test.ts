@@ -388,9 +388,22 @@ Deno.test("each event family is attributed to the step during which it happened"
           ],
         },
         {
+          run: () => evaluate(b.page, "steps.otherWorkers()"),
+          expect: [
+            [
+              "worker-created",
+              (e) => String(e.url).endsWith("/shared_worker.js") && e.worker_type === "shared_worker",
+            ],
+            [
+              "worker-created",
+              (e) => String(e.url).endsWith("/service_worker.js") && e.worker_type === "service_worker",
+            ],
+          ],
+        },
+        {
           run: async () => {
             await click(b.page, "#popup");
-            await until(has("popup-opened", 7, (e) => e.url !== null), 5_000);
+            await until(has("popup-opened", 8, (e) => e.url !== null), 5_000);
             await evaluate(b.page, "window.popup.close()");
           },
           expect: [
