@@ -138,7 +138,7 @@ export function collectEvents(
       ],
     });
   }
-  if (families.has("network")) wireNetwork(on, push, url);
+  if (families.has("network")) wireNetwork(on, push, url, text);
   if (families.has("websockets")) wireWebSockets(on, push, url, text);
   if (families.has("frames")) {
     const frames = new Recent<{ url: string | null; name: string | null; main: boolean }>();
@@ -243,7 +243,8 @@ type On = <E extends keyof Events>(
 type Push = (fields: Fields) => ScenarioEvent | undefined;
 type Url = (raw: string | undefined) => string | null;
 
-function wireNetwork(on: On, push: Push, url: Url): void {
+function wireNetwork(on: On, push: Push, url: Url, text: (s: string) => string): void {
+  const names = (h: Protocol.Network.Headers | undefined) => headerNames(h).map(text);
   const requests = new Recent<{ method: string; url: string | null; resource_type: string }>();
   const response = (
     r: { method: string; url: string | null; resource_type: string },
@@ -256,7 +257,7 @@ function wireNetwork(on: On, push: Push, url: Url): void {
       resource_type: r.resource_type,
       status: res.status,
       failure: null,
-      header_names: headerNames(res.headers),
+      header_names: names(res.headers),
     });
   on("Network.requestWillBeSent", (_page, p) => {
     const before = requests.get(p.requestId);
@@ -269,7 +270,7 @@ function wireNetwork(on: On, push: Push, url: Url): void {
       ...r,
       status: null,
       failure: null,
-      header_names: headerNames(p.request.headers),
+      header_names: names(p.request.headers),
     });
   });
   on("Network.responseReceived", (_page, p) => {
@@ -289,7 +290,7 @@ function wireNetwork(on: On, push: Push, url: Url): void {
       ...r,
       resource_type: p.type ?? r.resource_type,
       status: null,
-      failure: p.errorText || "failed",
+      failure: text(p.errorText || "failed"),
       canceled: p.canceled ?? false,
       blocked_reason: p.blockedReason ?? null,
       header_names: [],
