@@ -26,6 +26,7 @@ export interface EnvironmentPlan {
 /** The slot browser/viewport.ts keeps a page's viewport override in (its currentOverride reads it). */
 const VIEWPORT_SLOT = "viewport";
 const ENVIRONMENT_SETUP = "scenario_environment";
+const ALL_PAGES = (_page: PageTarget) => true;
 
 /** The media features emulated, each value as the plan gives it. */
 export function mediaFeatures(plan: EnvironmentPlan): { name: string; value: string }[] {
@@ -47,10 +48,22 @@ export function viewportOverride(plan: EnvironmentPlan): ViewportOverride {
   });
 }
 
-/** Installs the environment on every page of the session, now and later. Call before session.start(). */
-export function installEnvironment(session: BrowserSession, plan: EnvironmentPlan): void {
+/**
+ * Installs the environment on every page of the session, now and later (only those `pages` accepts, when
+ * given: in connect mode, the scenario's page and what it opens). Call before session.start().
+ */
+export function installEnvironment(
+  session: BrowserSession,
+  plan: EnvironmentPlan,
+  pages: (page: PageTarget) => boolean = ALL_PAGES,
+): void {
+  const viewport = viewportOverride(plan);
+  const scopedViewport: TargetOverride = {
+    apply: (page, timeoutMs) => pages(page) ? viewport.apply(page, timeoutMs) : [],
+  };
   const emulation: TargetOverride = {
     apply(page: PageTarget, timeoutMs?: number): Array<Promise<unknown>> {
+      if (!pages(page)) return [];
       return [
         page.send("Emulation.setLocaleOverride", { locale: plan.locale }, timeoutMs),
         page.send(
@@ -63,6 +76,7 @@ export function installEnvironment(session: BrowserSession, plan: EnvironmentPla
       ];
     },
   };
-  session.addPageSetup(VIEWPORT_SLOT, viewportOverride(plan));
+  // Unscoped, the override itself goes in the slot, so currentOverride() reads its metrics.
+  session.addPageSetup(VIEWPORT_SLOT, pages === ALL_PAGES ? viewport : scopedViewport);
   session.addPageSetup(ENVIRONMENT_SETUP, emulation);
 }

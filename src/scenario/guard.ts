@@ -88,15 +88,27 @@ type ChildCommand =
   | "Network.setBypassServiceWorker"
   | "Page.addScriptToEvaluateOnNewDocument";
 
+export interface GuardOptions {
+  /**
+   * The pages the guard holds (asked at each page's initialization and for each of its events); all by
+   * default. In connect mode pass the scenario's page and what it opens, so other tabs of the external
+   * browser are left alone.
+   */
+  pages?: (page: PageTarget) => boolean;
+}
+
 /**
- * Installs the guard on every page of the session, now and later. Returns the uninstall: the listeners
- * go, and the open pages stop pausing requests and blocking WebSockets (requests then continue).
+ * Installs the guard on every page of the session (in `options.pages`), now and later. Returns the
+ * uninstall: the listeners go, and the open pages stop pausing requests and blocking WebSockets
+ * (requests then continue).
  */
 export function installGuard(
   session: BrowserSession,
   plan: GuardPlan,
   onEvent: (e: GuardEvent) => void,
+  options: GuardOptions = {},
 ): () => void {
+  const inScope = options.pages ?? (() => true);
   const allowed = normalizeOrigins(plan.allowedOrigins);
   const decisionPlan = {
     allowed,
@@ -111,7 +123,7 @@ export function installGuard(
 
   const setup: TargetOverride = {
     apply(page: PageTarget, timeoutMs?: number): Array<Promise<unknown>> {
-      if (!active) return [];
+      if (!active || !inScope(page)) return [];
       const sent: Array<Promise<unknown>> = [
         page.send("Network.enable", { maxTotalBufferSize: 0, maxResourceBufferSize: 0 }, timeoutMs),
         page.send(
@@ -144,6 +156,8 @@ export function installGuard(
   };
 
   const onPaused = (page: PageTarget, p: Paused) => {
+    // A page outside the scope never had Fetch enabled by us: whoever did answers its requests.
+    if (!inScope(page)) return;
     const { requestId, request } = p;
     const reply = (promise: Promise<unknown>) =>
       promise.catch((err) => log.debug("guard reply failed: {err}", { err: String(err) }));
@@ -204,8 +218,8 @@ export function installGuard(
   };
 
   // A child's rules go out before child_attach.ts releases it, so its first request already meets them.
-  const initChild = ({ sessionId, targetInfo }: AttachedChild) => {
-    if (!active || !CHILD_TYPES.has(targetInfo.type)) return;
+  const initChild = ({ page, sessionId, targetInfo }: AttachedChild) => {
+    if (!active || !inScope(page) || !CHILD_TYPES.has(targetInfo.type)) return;
     const send = <M extends ChildCommand>(method: M, params: CommandParams<M>) =>
       session.sendToSession(sessionId, method, params, CHILD_TIMEOUT_MS).catch(() => undefined);
     send("Network.enable", { maxTotalBufferSize: 0, maxResourceBufferSize: 0 });
@@ -221,7 +235,7 @@ export function installGuard(
     session.onPageEvent("Fetch.requestPaused", onPaused),
     // The handshake itself never leaves (offline by rule); this reports the attempt.
     session.onPageEvent("Network.webSocketCreated", (page, { url }) => {
-      if (!active) return;
+      if (!active || !inScope(page)) return;
       const origin = httpOrigin(url);
       if (origin && allowed.has(origin)) return;
       emit({

@@ -426,3 +426,43 @@ Deno.test("storage seeds: cookies, localStorage and sessionStorage exist before 
     await b.close();
   }
 });
+
+Deno.test("scope: pages the filter leaves out keep their network and settings (connect mode's other tabs)", async () => {
+  const a = serveGuardSite();
+  const b = serveGuardSite();
+  const events: GuardEvent[] = [];
+  try {
+    const scenarioPage = (p: PageTarget) => p.ordinal === 1;
+    await withScenarioBrowser((session) => {
+      installGuard(
+        session,
+        { allowedOrigins: [a.origin], blockServiceWorkers: true, replay: { mode: "disabled" } },
+        (e) => events.push(e),
+        { pages: scenarioPage },
+      );
+      installEnvironment(session, {
+        viewport: { width: 640, height: 480, device_scale_factor: 1 },
+        locale: "de-DE",
+        timezone: "Asia/Tokyo",
+        color_scheme: "dark",
+        reduced_motion: "reduce",
+      }, scenarioPage);
+    }, async (session, page) => {
+      const other = await session.createPage("about:blank", true);
+      await session.navigate(other, `${b.origin}/index.html`, "load", 10_000);
+      assert(b.hits.includes("/index.html"), "the other tab reached origin B");
+      assert(await evaluate(other, "innerWidth") !== 640, "the other tab keeps its own viewport");
+      assertEquals(
+        await evaluate(other, "Intl.DateTimeFormat().resolvedOptions().timeZone") === "Asia/Tokyo",
+        false,
+      );
+      await assertRejects(() => session.navigate(page, `${b.origin}/index.html`, "load", 10_000));
+      await session.navigate(page, `${a.origin}/index.html`, "load", 10_000);
+      assertEquals(await evaluate(page, "innerWidth"), 640);
+      assert(events.every((e) => e.page_id === page.id), JSON.stringify(events));
+    });
+  } finally {
+    await a.close();
+    await b.close();
+  }
+});
