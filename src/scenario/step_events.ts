@@ -42,6 +42,12 @@ class Recent<V> extends Map<string, V> {
   }
 }
 
+/**
+ * Our page setups ride in every page's initialization round, which fails as a whole when one command does:
+ * a Chrome that refuses one of ours must not cost the page its initialization, only these events.
+ */
+const quiet = (sent: Promise<unknown>): Promise<unknown> => sent.catch(() => undefined);
+
 const NETWORK_SETUP = "scenario-events-network";
 const WORKER_SETUP = "scenario-events-workers";
 
@@ -134,7 +140,7 @@ export function collectEvents(
     session.addPageSetup(NETWORK_SETUP, {
       // The same buffer settings as the session's own event recording, so neither undoes the other.
       apply: (page, timeoutMs) => [
-        page.send("Network.enable", { maxTotalBufferSize: 0, maxResourceBufferSize: 0 }, timeoutMs),
+        quiet(page.send("Network.enable", { maxTotalBufferSize: 0, maxResourceBufferSize: 0 }, timeoutMs)),
       ],
     });
   }
@@ -333,17 +339,17 @@ function wireWebSockets(on: On, push: Push, url: Url, text: (s: string) => strin
 function wireWorkers(session: BrowserSession, on: On, push: Push, url: Url): void {
   session.addPageSetup(WORKER_SETUP, {
     apply: (page, timeoutMs) => [
-      page.send("Target.setAutoAttach", {
+      quiet(page.send("Target.setAutoAttach", {
         autoAttach: true,
         waitForDebuggerOnStart: false,
         flatten: true,
         filter: [{ type: "worker" }, { type: "service_worker" }],
-      }, timeoutMs),
-      page.send(
+      }, timeoutMs)),
+      quiet(page.send(
         "Target.setDiscoverTargets",
         { discover: true, filter: [{ type: "shared_worker" }] },
         timeoutMs,
-      ),
+      )),
     ],
   });
   const workers = new Recent<{ url: string | null; worker_type: string }>();
