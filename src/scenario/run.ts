@@ -289,6 +289,8 @@ export async function runScenario(host: ScenarioHost, scenario: Scenario): Promi
       redactor,
       durableUrl,
       () => session.now(),
+      // In connect mode the scenario's target need not be the selected page; its popups join on their own.
+      { pageIds: [page.id] },
     );
     collectorRef = events;
     const st: RunState = { session, page, redactor, events, refusals, durableUrl, startedAt };
