@@ -134,7 +134,7 @@ Deno.test(
           message: string;
           details?: { issues?: Array<{ path: string; rule: string }> };
         };
-        assertEquals(err.code, "invalid_scenario", JSON.stringify(err));
+        assertEquals(err.code, "invalid_arguments", JSON.stringify(err));
         const issue = err.details?.issues?.find((i) => i.path.startsWith(path));
         assert(issue, `${path}: ${JSON.stringify(err)}`);
         assertEquals(issue.rule, rule, JSON.stringify(err));

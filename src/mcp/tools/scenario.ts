@@ -7,7 +7,7 @@ import type { ComparisonResult } from "../../scenario/compare.ts";
 import { normalizationRulesSchema } from "../../scenario/normalize.ts";
 import { runScenario, type ScenarioHost, type ToolResult } from "../../scenario/run.ts";
 import { scenarioSchema, validateScenario } from "../../scenario/schema.ts";
-import { asToolError } from "../../errors.ts";
+import { asToolError, ToolError } from "../../errors.ts";
 import { logger } from "../../log.ts";
 import type { AppContext } from "../context.ts";
 import { defineTool, invalidArguments, type Tool } from "../define_tool.ts";
@@ -209,12 +209,20 @@ export const scenarioTools: Tool[] = [
       "(goto, click, fill, press, select_option, check, uncheck, hover, wait_for, scroll, upload; each with a " +
       "step_id), allowed_origins, capture. Returns per-step evidence; compare two with compare_web_captures.",
     input: scenarioSchema,
-    // The same invalid_scenario error as the CLI: each problem by path and rule.
+    // invalid_arguments like every tool, worded as the CLI's invalid_scenario: each problem by path and rule.
     invalidInput: (raw, error) => {
       try {
         validateScenario(raw);
       } catch (err) {
-        return asToolError(err);
+        const e = asToolError(err);
+        return new ToolError({
+          code: "invalid_arguments",
+          message: `Invalid arguments for capture_browser_scenario: ${e.message}`,
+          retry: "never",
+          recovery: e.recovery,
+          affected: e.affected,
+          details: e.details,
+        });
       }
       return invalidArguments("capture_browser_scenario", error);
     },
