@@ -272,8 +272,10 @@ export async function runScenario(host: ScenarioHost, scenario: Scenario): Promi
     closed = true;
     guardOff?.();
     collectorRef?.stop();
-    if (session) await host.recorder.captures.get(session.id)?.stop().catch(() => {});
-    await host.browsers.stop().catch(() => {});
+    // Only the scenario's own session: a refused start (another session running) must leave that one be.
+    if (!session) return;
+    await host.recorder.captures.get(session.id)?.stop().catch(() => {});
+    if (host.browsers.current === session) await host.browsers.stop().catch(() => {});
     await host.recorder.flush().catch(() => {});
   };
   try {

@@ -364,3 +364,22 @@ Deno.test(
     }
   },
 );
+
+Deno.test(
+  "scenario: with a session already running, the scenario is refused and that session keeps running",
+  e2e,
+  async () => {
+    await withServer(async (server, site) => {
+      const refused = await server.call("capture_browser_scenario", {
+        browser: launch,
+        start_url: boundaries(site.origin),
+        actions: [{ step_id: "look", action: "hover", selector: "h1" }],
+      });
+      assertEquals(errorCode(refused), "browser_already_running", textOf(refused));
+      const status = structured(await server.call("browser_status"));
+      assertEquals(status.running, true);
+      const nav = await server.call("navigate_page", { url: boundaries(site.origin) });
+      assert(!nav.isError, textOf(nav));
+    }, { browser: { headless: true } });
+  },
+);
