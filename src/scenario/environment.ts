@@ -14,6 +14,10 @@
 import type { BrowserSession } from "../browser/session.ts";
 import type { PageTarget, TargetOverride } from "../browser/targets.ts";
 import { ViewportOverride } from "../browser/viewport.ts";
+import { logger } from "../log.ts";
+import { tolerated } from "./guard.ts";
+
+const log = logger("scenario", "environment");
 
 export interface EnvironmentPlan {
   viewport: { width: number; height: number; device_scale_factor: number };

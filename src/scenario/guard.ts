@@ -29,6 +29,7 @@
 import type { CommandParams, EventParams } from "../browser/cdp.ts";
 import type { BrowserSession } from "../browser/session.ts";
 import type { PageTarget, TargetOverride } from "../browser/targets.ts";
+import { ToolError } from "../errors.ts";
 import { logger } from "../log.ts";
 import { attachChildren, type AttachedChild } from "./child_attach.ts";
 import {
@@ -82,6 +83,12 @@ type Paused = EventParams<"Fetch.requestPaused">;
 
 const CHILD_TIMEOUT_MS = 5_000;
 const CHILD_TYPES = new Set(["iframe", "worker", "service_worker"]);
+type SetupCommand =
+  | "Network.enable"
+  | "Network.emulateNetworkConditionsByRule"
+  | "Fetch.enable"
+  | "Network.setBypassServiceWorker"
+  | "Page.addScriptToEvaluateOnNewDocument";
 type ChildCommand =
   | "Network.enable"
   | "Network.emulateNetworkConditionsByRule"
@@ -95,6 +102,12 @@ export interface GuardOptions {
    * browser are left alone.
    */
   pages?: (page: PageTarget) => boolean;
+  /**
+   * A setup command Chrome refused (an older browser in connect mode without per-URL network conditions,
+   * say): the page still initializes, and this says which part of the guard it runs without. Logged as a
+   * warning by default. An unanswered command is not a refusal: it fails the round, which is sent again.
+   */
+  onSetupError?: (page: PageTarget, method: string, message: string) => void;
 }
 
 /**
@@ -109,6 +122,9 @@ export function installGuard(
   options: GuardOptions = {},
 ): () => void {
   const inScope = options.pages ?? (() => true);
+  const onSetupError = options.onSetupError ??
+    ((page, method, message) =>
+      log.warning("guard setup {method} refused on {page}: {message}", { method, page: page.id, message }));
   const allowed = normalizeOrigins(plan.allowedOrigins);
   const decisionPlan = {
     allowed,
@@ -124,23 +140,20 @@ export function installGuard(
   const setup: TargetOverride = {
     apply(page: PageTarget, timeoutMs?: number): Array<Promise<unknown>> {
       if (!active || !inScope(page)) return [];
-      const sent: Array<Promise<unknown>> = [
-        page.send("Network.enable", { maxTotalBufferSize: 0, maxResourceBufferSize: 0 }, timeoutMs),
-        page.send(
-          "Network.emulateNetworkConditionsByRule",
-          { matchedNetworkConditions: conditions },
-          timeoutMs,
-        ),
-        page.send("Fetch.enable", { patterns: [{ urlPattern: "*", requestStage: "Request" }] }, timeoutMs),
+      const send = <M extends SetupCommand>(method: M, params: CommandParams<M>) =>
+        tolerated(page.send(method, params, timeoutMs), (message) => onSetupError(page, method, message));
+      const sent = [
+        send("Network.enable", { maxTotalBufferSize: 0, maxResourceBufferSize: 0 }),
+        send("Network.emulateNetworkConditionsByRule", { matchedNetworkConditions: conditions }),
+        send("Fetch.enable", { patterns: [{ urlPattern: "*", requestStage: "Request" }] }),
       ];
       if (plan.blockServiceWorkers) {
         sent.push(
-          page.send("Network.setBypassServiceWorker", { bypass: true }, timeoutMs),
-          page.send(
-            "Page.addScriptToEvaluateOnNewDocument",
-            { source: SERVICE_WORKER_BLOCK, runImmediately: true },
-            timeoutMs,
-          ),
+          send("Network.setBypassServiceWorker", { bypass: true }),
+          send("Page.addScriptToEvaluateOnNewDocument", {
+            source: SERVICE_WORKER_BLOCK,
+            runImmediately: true,
+          }),
         );
       }
       return sent;
@@ -269,6 +282,19 @@ export function installGuard(
       }
     }
   };
+}
+
+/**
+ * A setup command whose refusal by Chrome is reported instead of failing the page's initialization round;
+ * a timeout (a command dropped during a new tab's first renderer swap) still fails it, so it is sent again.
+ */
+export function tolerated(sent: Promise<unknown>, refused: (message: string) => void): Promise<unknown> {
+  return sent.catch((err) => {
+    if (err instanceof ToolError && err.code === "cdp_timeout") throw err;
+    if (err instanceof ToolError && err.code === "page_closed") return undefined;
+    refused(err instanceof Error ? err.message : String(err));
+    return undefined;
+  });
 }
 
 function headerValue(headers: Record<string, string>, name: string): string | undefined {

@@ -12,6 +12,7 @@ import {
   RouteTable,
 } from "../../../src/scenario/guard_match.ts";
 import { mediaFeatures, viewportOverride } from "../../../src/scenario/environment.ts";
+import { tolerated } from "../../../src/scenario/guard.ts";
 import {
   checkSeedOrigins,
   groupByOrigin,
@@ -240,4 +241,19 @@ Deno.test("storage seeds: grouped per normalized origin; the script carries valu
   assert(data, source);
   assertEquals(JSON.parse(data[1]).session[0].value, "</script>\u2028");
   assert(source.includes("window !== window.top"), "top-level documents only");
+});
+
+Deno.test("tolerated: a refusal is reported and settles; an unanswered command still fails the round", async () => {
+  const reported: string[] = [];
+  assertEquals(
+    await tolerated(Promise.reject(new Error("Fetch.enable: not supported")), (m) => reported.push(m)),
+    undefined,
+  );
+  assertEquals(reported, ["Fetch.enable: not supported"]);
+  const timeout = new ToolError({ code: "cdp_timeout", message: "no answer", retry: "after_recovery" });
+  let thrown: unknown;
+  await tolerated(Promise.reject(timeout), (m) => reported.push(m)).catch((e) => thrown = e);
+  assertEquals(thrown, timeout);
+  assertEquals(reported.length, 1);
+  assertEquals(await tolerated(Promise.resolve(7), (m) => reported.push(m)), 7);
 });
