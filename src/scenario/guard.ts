@@ -17,14 +17,14 @@
  * - Child targets: the page session's Fetch covers same-process iframes (127.0.0.1 on another port is the
  *   same site) and dedicated workers' HTTP, but neither an out-of-process iframe's requests (another site,
  *   e.g. localhost beside 127.0.0.1) nor any worker's WebSocket. So the page attaches its iframes and
- *   workers paused (child_attach.ts), and each gets the same offline rules (and the service-worker block)
- *   before it runs.
+ *   workers paused (child_attach.ts: another page setup sending its own Target.setAutoAttach replaces
+ *   this one), and each gets the same offline rules (and the service-worker block) before it runs.
  *   There the origin set holds, silently: a child session's events do not reach page listeners
  *   (BrowserSession routes page sessions only), so no GuardEvent and no replay there, and children of a
  *   child (a nested out-of-process iframe, a worker inside one) are not attached.
  * - Service workers (when blocked): register() rejects in every document (a main-world document-start
  *   script), the page's requests bypass any worker (Network.setBypassServiceWorker), and a worker script
- *   fetch that still reaches Fetch is failed.
+ *   fetch (a `Service-Worker: script` request) that reaches the page's Fetch is failed.
  */
 import type { CommandParams, EventParams } from "../browser/cdp.ts";
 import type { BrowserSession } from "../browser/session.ts";
@@ -64,8 +64,8 @@ export interface GuardEvent {
 
 /**
  * Replaces ServiceWorkerContainer.prototype.register in the main world of every document before the page
- * runs. A page can still reach a pristine register() through a realm this script did not run in; the
- * network bypass and the script-fetch refusal below hold then.
+ * runs, frozen on the prototype. A fresh about:blank iframe's realm gets it too (measured), so borrowing
+ * that realm's register() is refused as well; the network bypass holds whatever the page finds.
  */
 const SERVICE_WORKER_BLOCK = `(() => {
   const C = globalThis.ServiceWorkerContainer;
