@@ -146,6 +146,8 @@ export type ScenarioEventKind =
   | "response"
   | "request-failed"
   | "request-refused"
+  /** A request request_replay answered: decision fulfilled | redirected | aborted | unmatched-aborted. */
+  | "request-replayed"
   | "websocket-opened"
   | "websocket-closed"
   | "websocket-frame-sent"

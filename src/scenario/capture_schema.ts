@@ -20,6 +20,7 @@ const EVENT_KINDS = [
   "response",
   "request-failed",
   "request-refused",
+  "request-replayed",
   "websocket-opened",
   "websocket-closed",
   "websocket-frame-sent",

@@ -254,13 +254,13 @@ export async function runScenario(host: ScenarioHost, scenario: Scenario): Promi
     if (e.kind === "request-refused") refusals.push(e);
     collectorRef?.add({
       time_ms: sessionRef?.now() ?? 0,
-      kind: e.kind === "request-refused" ? "request-refused" : "request-failed",
+      kind: e.kind === "request-refused" ? "request-refused" : "request-replayed",
       method: e.method,
       url: durableUrl(e.url),
       origin: e.origin,
       resource_type: e.resource_type,
       transport: e.transport,
-      failure: e.kind,
+      ...(e.kind === "request-refused" ? {} : { decision: e.kind.replace(/^replay-/, "") }),
       ...(e.route_id ? { route_id: e.route_id } : {}),
     });
   };

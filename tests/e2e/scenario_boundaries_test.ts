@@ -267,8 +267,15 @@ Deno.test("scenario: request replay fulfills a JSON route and aborts an unmatche
     const dom = (last.artifacts.dom.value as { text: string }).text;
     assert(dom.includes("items: alpha, beta"), dom);
     assert(dom.includes("unlisted aborted"), dom);
+    const decisions = (r.events as { items: Array<{ kind: string; decision?: string; route_id?: string }> })
+      .items
+      .filter((e) => e.kind === "request-replayed").map((e) => `${e.decision}:${e.route_id}`);
+    assert(
+      decisions.includes("fulfilled:items") && decisions.includes("aborted:unlisted"),
+      decisions.join(" "),
+    );
 
-    // Unmatched requests abort when the replay says so; the start page itself is then served by nobody.
+    // Unmatched requests abort when the replay says so; the start page here comes from a route.
     const strict = structured(
       await server.call("capture_browser_scenario", {
         browser: launch,
@@ -296,13 +303,20 @@ Deno.test("scenario: request replay fulfills a JSON route and aborts an unmatche
         capture: { at_end: ["dom"], events: ["network"] },
       }),
     );
-    const events =
-      (strict.events as { items: Array<{ kind: string; url?: string; step_index: number }> }).items;
+    const events = (strict.events as {
+      items: Array<{ kind: string; url?: string; step_index: number; decision?: string }>;
+    }).items;
+    const ofItems = (e: { url?: string; step_index: number }) =>
+      e.step_index === 1 && String(e.url).includes("/api/items");
+    assert(events.some((e) => e.kind === "request-failed" && ofItems(e)), JSON.stringify(events));
     assert(
-      events.some((e) =>
-        e.kind === "request-failed" && e.step_index === 1 && String(e.url).includes("/api/items")
-      ),
+      events.some((e) => e.kind === "request-replayed" && e.decision === "unmatched-aborted" && ofItems(e)),
       JSON.stringify(events),
+    );
+    assertEquals(
+      (strict.steps as Step[]).map((s) => s.status),
+      ["completed", "completed", "completed"],
+      "the replayed start page loaded although unmatched requests abort",
     );
   });
 });
