@@ -90,6 +90,7 @@ type SetupCommand =
   | "Network.setBypassServiceWorker"
   | "Page.addScriptToEvaluateOnNewDocument";
 type ChildCommand =
+  | "Page.enable"
   | "Network.enable"
   | "Network.emulateNetworkConditionsByRule"
   | "Network.setBypassServiceWorker"
@@ -239,6 +240,7 @@ export function installGuard(
     send("Network.emulateNetworkConditionsByRule", { matchedNetworkConditions: conditions });
     if (plan.blockServiceWorkers && targetInfo.type === "iframe") {
       send("Network.setBypassServiceWorker", { bypass: true });
+      send("Page.enable", undefined);
       send("Page.addScriptToEvaluateOnNewDocument", { source: SERVICE_WORKER_BLOCK, runImmediately: true });
     }
   };

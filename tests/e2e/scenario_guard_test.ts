@@ -239,11 +239,14 @@ Deno.test("guard: WebSockets, unmatched abort, service workers, popups and out-o
       // leaves (the page's Fetch does not see it: the child's offline rules stop it).
       const oopif = await probe(
         `probeFrame(${
-          JSON.stringify(`${cOrigin}/frame.html?fetch=${encodeURIComponent(`${b.origin}/api/plain`)}`)
+          JSON.stringify(`${cOrigin}/frame.html?sw&fetch=${encodeURIComponent(`${b.origin}/api/plain`)}`)
         })`,
       );
       assertEquals(oopif.outcome, "posted", JSON.stringify(oopif));
       assertEquals((oopif.data as { fetch: string }).fetch, "error");
+      // Service workers are blocked in the out-of-process frame too (its own document script).
+      assertEquals((oopif.data as { sw: string }).sw, "SecurityError");
+      assert(!c.hits.includes("/sw.js"), "the frame's worker script was never fetched");
       assert(c.hits.some((h) => h.startsWith("/frame.html")), "the allowed out-of-process frame loaded");
       // So does a worker's WebSocket to another origin (Fetch never sees it), while its fetch is refused.
       const workerWs = await evaluate(page, `probeWorker(${JSON.stringify(`ws://127.0.0.1:${b.port}/ws`)})`);
