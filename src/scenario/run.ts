@@ -281,8 +281,14 @@ export async function runScenario(host: ScenarioHost, scenario: Scenario): Promi
   try {
     const { session, page } = await openBrowser(host, scenario, (s) => {
       host.prepareSession(s);
-      installEnvironment(s, scenario.environment);
-      guardOff = installGuard(s, guardPlan(scenario, secrets, origins), onGuardEvent);
+      const scope = scenarioScope(scenario);
+      installEnvironment(s, scenario.environment, scope);
+      guardOff = installGuard(
+        s,
+        guardPlan(scenario, secrets, origins),
+        onGuardEvent,
+        scope ? { pages: scope } : {},
+      );
     });
     sessionRef = session;
     const events = collectEvents(
@@ -513,6 +519,23 @@ function redactedCapture(capture: ScenarioCapture, redactor: SecretRedactor): Sc
     }
   });
   return out;
+}
+
+/**
+ * Which pages the guard and environment hold: every page of a launched browser (it is the scenario's);
+ * in connect mode only the chosen target and the pages it opens, so the person's other tabs are untouched.
+ */
+function scenarioScope(scenario: Scenario): ((p: PageTarget) => boolean) | undefined {
+  if (scenario.browser.mode !== "connect") return undefined;
+  const targetId = scenario.browser.target_id;
+  const ours = new Set<string>();
+  return (p) => {
+    if (p.targetId === targetId || (p.openerPageId !== undefined && ours.has(p.openerPageId))) {
+      ours.add(p.id);
+      return true;
+    }
+    return false;
+  };
 }
 
 async function exists(path: string): Promise<boolean> {

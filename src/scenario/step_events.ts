@@ -4,6 +4,7 @@ import type { BrowserSession } from "../browser/session.ts";
 import type { PageTarget } from "../browser/targets.ts";
 import type { EventFamily, ScenarioEvent } from "./capture.ts";
 import { boundUtf8, type Redactor } from "./step_capture_text.ts";
+import { attachChildren } from "./child_attach.ts";
 import { consoleText, exceptionParts, headerNames, wsPayload } from "./step_events_parts.ts";
 
 export interface EventCollector {
@@ -337,14 +338,11 @@ function wireWebSockets(on: On, push: Push, url: Url, text: (s: string) => strin
  * are seen through target discovery on the page session (browser-wide: each is counted once).
  */
 function wireWorkers(session: BrowserSession, on: On, push: Push, url: Url): void {
+  // One auto-attachment per page, shared with the guard: a second Target.setAutoAttach would replace the
+  // guard's filter, and out-of-process iframes would run outside the origin set (child_attach.ts).
+  attachChildren(session);
   session.addPageSetup(WORKER_SETUP, {
     apply: (page, timeoutMs) => [
-      quiet(page.send("Target.setAutoAttach", {
-        autoAttach: true,
-        waitForDebuggerOnStart: false,
-        flatten: true,
-        filter: [{ type: "worker" }, { type: "service_worker" }],
-      }, timeoutMs)),
       quiet(page.send(
         "Target.setDiscoverTargets",
         { discover: true, filter: [{ type: "shared_worker" }] },

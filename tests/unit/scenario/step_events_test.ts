@@ -110,7 +110,8 @@ Deno.test("only the requested families subscribe; network and workers install th
   c.stop();
   const g = fakeSession();
   collectEvents(g.session, new Set(["network", "workers"] as const), redactor, (u) => u, () => 0).stop();
-  assertEquals(g.setups, ["scenario-events-network", "scenario-events-workers"]);
+  // Workers come through the page's one shared child auto-attachment (child_attach.ts, also the guard's).
+  assertEquals(g.setups, ["scenario-events-network", "scenario_child_attach", "scenario-events-workers"]);
 });
 
 Deno.test("network events keep header names only, a redirect answers before its next hop, failures name why", () => {
