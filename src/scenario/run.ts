@@ -35,6 +35,7 @@ import {
   SecretRedactor,
 } from "./secrets.ts";
 import { captureArtifacts } from "./step_capture.ts";
+import { observedUrl } from "./step_capture_text.ts";
 import { collectEvents, type EventCollector } from "./step_events.ts";
 import { seedStorage } from "./storage_seed.ts";
 import { readChecked } from "./toggle.ts";
@@ -235,16 +236,7 @@ export async function runScenario(host: ScenarioHost, scenario: Scenario): Promi
   const origins = effectiveOrigins(scenario);
   const secrets = resolveSecrets(scenario.secrets, (n) => host.env(n));
   const redactor = new SecretRedactor(secrets);
-  const durableUrl = (raw: string) => {
-    try {
-      const u = new URL(raw);
-      u.username = "";
-      u.password = "";
-      return redactor.text(u.href);
-    } catch {
-      return redactor.text(raw);
-    }
-  };
+  const durableUrl = observedUrl(redactor);
   const startedAt = Date.now();
   const refusals: GuardEvent[] = [];
   let collectorRef: EventCollector | undefined;

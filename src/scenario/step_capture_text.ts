@@ -19,6 +19,20 @@ export interface Redactor {
 
 const encoder = new TextEncoder();
 
+/** A URL the page reached, as a capture keeps it (the contract): no userinfo, secrets as references. */
+export function observedUrl(redactor: Redactor): (raw: string) => string {
+  return (raw) => {
+    try {
+      const u = new URL(raw);
+      u.username = "";
+      u.password = "";
+      return redactor.text(u.href);
+    } catch {
+      return redactor.text(raw);
+    }
+  };
+}
+
 export function sha256Hex(data: string | Uint8Array): string {
   return createHash("sha256").update(typeof data === "string" ? encoder.encode(data) : data).digest("hex");
 }

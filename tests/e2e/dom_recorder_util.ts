@@ -1,13 +1,12 @@
 /** A real Chromium session with the DOM recorder installed the way start_browser installs it. */
-import { CdpConnection } from "../../src/browser/cdp.ts";
-import { discoverChrome } from "../../src/browser/discovery.ts";
-import { launchChrome } from "../../src/browser/launch.ts";
-import { BrowserSession, nextSessionOrdinal } from "../../src/browser/session.ts";
+import type { CdpConnection } from "../../src/browser/cdp.ts";
+import type { BrowserSession } from "../../src/browser/session.ts";
 import type { PageTarget } from "../../src/browser/targets.ts";
 import type { DomBatchMessage } from "../../src/capture/messages.ts";
 import { serveStatic, type StaticServer } from "../../src/demo/static_server.ts";
 import type { RecorderStartOptions } from "../../src/pagestate/page/recorder_page.ts";
 import { prepareDomRecording, recordPageDom } from "../../src/pagestate/recorder.ts";
+import { withScratchSession } from "./scratch_session.ts";
 
 export interface RrwebEvent {
   type: number;
@@ -75,60 +74,44 @@ export async function withRecorder(
   opts: { record_dom?: boolean; options?: Partial<RecorderStartOptions>; files?: Record<string, string> },
   body: (r: Recorded) => Promise<void>,
 ): Promise<void> {
-  const profile = await Deno.makeTempDir({ prefix: "krometrail-domrec-" });
   const root = await Deno.makeTempDir({ prefix: "krometrail-domrec-site-" });
   for (const [name, text] of Object.entries(opts.files ?? {})) {
     await Deno.writeTextFile(`${root}/${name}`, text);
   }
   const site = serveStatic();
   const pages = serveStatic(`${root}/`);
-  const launched = await launchChrome({
-    executable: discoverChrome({}).path,
-    userDataDir: profile,
-    profileLabel: "temporary",
-    headless: true,
-    temporary: true,
-  });
-  const conn = await CdpConnection.connect(launched.browserWsUrl);
-  const session = new BrowserSession({
-    conn,
-    ordinal: nextSessionOrdinal(),
-    mode: "launched",
-    profile: { kind: "temporary" },
-    config: { every_nth_frame: 1, focus: "foreground", headless: true, record_dom: opts.record_dom ?? true },
-    process: launched.process,
-  });
   const batches: DomBatchMessage[] = [];
-  const recorded: Recorded = {
-    session,
-    conn,
-    site,
-    pages,
-    batches,
-    events(pageId) {
-      return batches.filter((b) => !pageId || b.page_id === pageId).flatMap((b) =>
-        (JSON.parse(b.payload) as RrwebEvent[]).map((e) => ({
-          ...e,
-          page_id: b.page_id,
-          session_ms: e.timestamp - b.clock_offset_ms,
-        }))
-      );
-    },
-  };
   try {
-    prepareDomRecording(session, opts.options);
-    await session.start();
-    // The capture attaches after start, as SessionCapture does; batches from before wait for it.
-    const off = recordPageDom(session, (m) => batches.push(m));
-    try {
-      await body(recorded);
-    } finally {
-      off();
-    }
+    await withScratchSession({
+      record_dom: opts.record_dom ?? true,
+      prefix: "krometrail-domrec-",
+      prepare: (session) => prepareDomRecording(session, opts.options),
+    }, async (session, conn) => {
+      const recorded: Recorded = {
+        session,
+        conn,
+        site,
+        pages,
+        batches,
+        events(pageId) {
+          return batches.filter((b) => !pageId || b.page_id === pageId).flatMap((b) =>
+            (JSON.parse(b.payload) as RrwebEvent[]).map((e) => ({
+              ...e,
+              page_id: b.page_id,
+              session_ms: e.timestamp - b.clock_offset_ms,
+            }))
+          );
+        },
+      };
+      // The capture attaches after start, as SessionCapture does; batches from before wait for it.
+      const off = recordPageDom(session, (m) => batches.push(m));
+      try {
+        await body(recorded);
+      } finally {
+        off();
+      }
+    });
   } finally {
-    await session.stop().catch(() => {});
-    await launched.terminate().catch(() => {});
-    await Deno.remove(profile, { recursive: true }).catch(() => {});
     await Deno.remove(root, { recursive: true }).catch(() => {});
     await site.close();
     await pages.close();

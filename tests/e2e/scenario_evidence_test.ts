@@ -4,10 +4,8 @@
  * event family attributed to the step during which it happened.
  */
 import { assert, assertEquals, assertMatch } from "../assert.ts";
-import { CdpConnection } from "../../src/browser/cdp.ts";
-import { discoverChrome } from "../../src/browser/discovery.ts";
-import { launchChrome } from "../../src/browser/launch.ts";
-import { BrowserSession, nextSessionOrdinal } from "../../src/browser/session.ts";
+import type { CdpConnection } from "../../src/browser/cdp.ts";
+import type { BrowserSession } from "../../src/browser/session.ts";
 import type { PageTarget } from "../../src/browser/targets.ts";
 import { serveStatic, type StaticServer } from "../../src/demo/static_server.ts";
 import { InstanceStore } from "../../src/store/instance.ts";
@@ -20,8 +18,9 @@ import {
 } from "../../src/scenario/capture.ts";
 import { captureArtifacts, type CaptureContext, type Redactor } from "../../src/scenario/step_capture.ts";
 import { collectEvents } from "../../src/scenario/step_events.ts";
-import { sha256Hex } from "../../src/scenario/step_capture_text.ts";
+import { observedUrl, sha256Hex } from "../../src/scenario/step_capture_text.ts";
 import { click, evaluate, typeInto, until } from "./dom_recorder_util.ts";
+import { withScratchSession } from "./scratch_session.ts";
 
 const SECRET = "hunter2-Xq9-planted";
 
@@ -41,20 +40,6 @@ class TestRedactor implements Redactor {
   }
 }
 
-/** The runner's URL treatment as the contract states it: no userinfo, secrets as references. */
-function durableUrlOf(redactor: Redactor): (raw: string) => string {
-  return (raw) => {
-    try {
-      const u = new URL(raw);
-      u.username = "";
-      u.password = "";
-      return redactor.text(u.href);
-    } catch {
-      return redactor.text(raw);
-    }
-  };
-}
-
 interface Browser {
   session: BrowserSession;
   conn: CdpConnection;
@@ -67,56 +52,37 @@ interface Browser {
 const FIXTURE = "/scenario_evidence/";
 
 async function withBrowser(body: (b: Browser) => Promise<void>): Promise<void> {
-  const profile = await Deno.makeTempDir({ prefix: "krometrail-scenario-ev-" });
   const data = await Deno.makeTempDir({ prefix: "krometrail-scenario-data-" });
   const site = serveStatic();
   const store = await InstanceStore.open(data);
-  const launched = await launchChrome({
-    executable: discoverChrome({}).path,
-    userDataDir: profile,
-    profileLabel: "temporary",
-    headless: true,
-    temporary: true,
-  });
-  const conn = await CdpConnection.connect(launched.browserWsUrl);
-  const session = new BrowserSession({
-    conn,
-    ordinal: nextSessionOrdinal(),
-    mode: "launched",
-    profile: { kind: "temporary" },
-    config: { every_nth_frame: 1, focus: "foreground", headless: true, record_dom: false },
-    process: launched.process,
-  });
   try {
-    await session.start();
-    const page = session.page();
-    await page.send("Emulation.setDeviceMetricsOverride", {
-      width: 800,
-      height: 600,
-      deviceScaleFactor: 1,
-      mobile: false,
-    });
-    const noSecrets = new TestRedactor({});
-    await body({
-      session,
-      conn,
-      page,
-      store,
-      site,
-      ctx: (redactor = noSecrets) => ({
+    await withScratchSession({ prefix: "krometrail-scenario-ev-" }, async (session, conn) => {
+      const page = session.page();
+      await page.send("Emulation.setDeviceMetricsOverride", {
+        width: 800,
+        height: 600,
+        deviceScaleFactor: 1,
+        mobile: false,
+      });
+      const noSecrets = new TestRedactor({});
+      await body({
+        session,
+        conn,
         page,
         store,
-        redactor,
-        allowedOrigins: [site.origin],
-        durableUrl: durableUrlOf(redactor),
-      }),
+        site,
+        ctx: (redactor = noSecrets) => ({
+          page,
+          store,
+          redactor,
+          allowedOrigins: [site.origin],
+          durableUrl: observedUrl(redactor),
+        }),
+      });
     });
   } finally {
-    await session.stop().catch(() => {});
-    await launched.terminate().catch(() => {});
     store.close();
     await site.close();
-    await Deno.remove(profile, { recursive: true }).catch(() => {});
     await Deno.remove(data, { recursive: true }).catch(() => {});
   }
 }
@@ -255,7 +221,7 @@ Deno.test("a declared secret typed into an input and logged appears nowhere in a
       b.session,
       new Set(EVENT_FAMILIES),
       redactor,
-      durableUrlOf(redactor),
+      observedUrl(redactor),
       () => b.session.now(),
     );
     try {
@@ -335,7 +301,7 @@ Deno.test("each event family is attributed to the step during which it happened"
         b.session,
         new Set(EVENT_FAMILIES),
         redactor,
-        durableUrlOf(redactor),
+        observedUrl(redactor),
         () => b.session.now(),
       );
       const has = (kind: string, step: number, extra: (e: ScenarioEvent) => boolean = () => true) => () =>
@@ -484,7 +450,7 @@ Deno.test("families not asked for are not collected", async () => {
       b.session,
       new Set(["page-errors"] as const),
       redactor,
-      durableUrlOf(redactor),
+      observedUrl(redactor),
       () => b.session.now(),
     );
     try {

@@ -1,10 +1,8 @@
 /** Real Chromium for the scenario page-setup tests: a session prepared before start, and a tiny site server. */
 import { fileURLToPath } from "node:url";
-import { CdpConnection } from "../../src/browser/cdp.ts";
-import { discoverChrome } from "../../src/browser/discovery.ts";
-import { launchChrome } from "../../src/browser/launch.ts";
-import { BrowserSession, nextSessionOrdinal } from "../../src/browser/session.ts";
+import type { BrowserSession } from "../../src/browser/session.ts";
 import type { PageTarget } from "../../src/browser/targets.ts";
+import { withScratchSession } from "./scratch_session.ts";
 
 const ROOT = fileURLToPath(new URL("../../fixtures/site/scenario_guard/", import.meta.url));
 
@@ -76,30 +74,8 @@ export async function withScenarioBrowser(
   prepare: (session: BrowserSession) => void,
   body: (session: BrowserSession, page: PageTarget) => Promise<void>,
 ): Promise<void> {
-  const profile = await Deno.makeTempDir({ prefix: "krometrail-scenario-guard-" });
-  const launched = await launchChrome({
-    executable: discoverChrome({}).path,
-    userDataDir: profile,
-    profileLabel: "temporary",
-    headless: true,
-    temporary: true,
-  });
-  const conn = await CdpConnection.connect(launched.browserWsUrl);
-  const session = new BrowserSession({
-    conn,
-    ordinal: nextSessionOrdinal(),
-    mode: "launched",
-    profile: { kind: "temporary" },
-    config: { every_nth_frame: 1, focus: "foreground", headless: true, record_dom: false },
-    process: launched.process,
-  });
-  try {
-    prepare(session);
-    await session.start();
-    await body(session, session.page());
-  } finally {
-    await session.stop().catch(() => {});
-    await launched.terminate().catch(() => {});
-    await Deno.remove(profile, { recursive: true }).catch(() => {});
-  }
+  await withScratchSession(
+    { prepare, prefix: "krometrail-scenario-guard-" },
+    (session) => body(session, session.page()),
+  );
 }
