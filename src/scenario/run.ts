@@ -257,7 +257,7 @@ export async function runScenario(host: ScenarioHost, scenario: Scenario): Promi
     });
   };
   // Every row and DOM batch this run's session records passes the redactor first (recorder.ts).
-  host.recorder.redact = (m) => redactor.deep(m);
+  if (secrets.length > 0) host.recorder.redact = (m) => redactor.deep(m);
   let closed = false;
   const close = async (session?: BrowserSession) => {
     if (closed) return;
