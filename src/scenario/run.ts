@@ -391,7 +391,13 @@ export async function runScenario(host: ScenarioHost, scenario: Scenario): Promi
         ? null
         : result.error;
       const elapsed = Math.round(performance.now() - t0);
-      const artifacts = await captureArtifacts(captureContext(host, st, origins), kinds);
+      // The action's own observation already watched recorded frames until the page held still; then one
+      // picture is the settled one. Otherwise (still changing, or no verdict) the capture confirms it.
+      const settled = result.ok && result.structured.settled === true;
+      const artifacts = await captureArtifacts({
+        ...captureContext(host, st, origins),
+        confirmScreenshot: !settled,
+      }, kinds);
       const endedMs = session.now();
       steps.push(
         finishStep(
