@@ -68,15 +68,30 @@ export function installEnvironment(
   const emulation: TargetOverride = {
     apply(page: PageTarget, timeoutMs?: number): Array<Promise<unknown>> {
       if (!pages(page)) return [];
+      // A setting Chrome refuses is a warning, not a page that never initializes.
+      const refused = (method: string) => (message: string) =>
+        log.warn("{method} refused on {page}: {message}", { method, page: page.id, message });
       return [
-        page.send("Emulation.setLocaleOverride", { locale: plan.locale }, timeoutMs),
-        page.send(
-          "Emulation.setUserAgentOverride",
-          { userAgent: "", acceptLanguage: plan.locale },
-          timeoutMs,
+        tolerated(
+          page.send("Emulation.setLocaleOverride", { locale: plan.locale }, timeoutMs),
+          refused("Emulation.setLocaleOverride"),
         ),
-        page.send("Emulation.setTimezoneOverride", { timezoneId: plan.timezone }, timeoutMs),
-        page.send("Emulation.setEmulatedMedia", { media: "", features: mediaFeatures(plan) }, timeoutMs),
+        tolerated(
+          page.send(
+            "Emulation.setUserAgentOverride",
+            { userAgent: "", acceptLanguage: plan.locale },
+            timeoutMs,
+          ),
+          refused("Emulation.setUserAgentOverride"),
+        ),
+        tolerated(
+          page.send("Emulation.setTimezoneOverride", { timezoneId: plan.timezone }, timeoutMs),
+          refused("Emulation.setTimezoneOverride"),
+        ),
+        tolerated(
+          page.send("Emulation.setEmulatedMedia", { media: "", features: mediaFeatures(plan) }, timeoutMs),
+          refused("Emulation.setEmulatedMedia"),
+        ),
       ];
     },
   };
