@@ -8,7 +8,7 @@ import { z } from "zod";
 import { ARTIFACT_KINDS, EVENT_FAMILIES } from "./capture.ts";
 import { ToolError } from "../errors.ts";
 import { scenarioIssues } from "./schema_errors.ts";
-import { action } from "./schema_actions.ts";
+import { action, withAliases } from "./schema_actions.ts";
 import { requestReplay } from "./schema_replay.ts";
 import {
   cdpEndpoint,
@@ -106,7 +106,9 @@ const webStorage = z.array(z.strictObject({
 })).max(200).default([]);
 
 const storage = z.strictObject({
-  cookies: z.array(cookie).max(1_000).default([]),
+  cookies: z.array(z.preprocess((c) => withAliases(c, { destination: "url" }), cookie)).max(1_000).default(
+    [],
+  ),
   local_storage: webStorage,
   session_storage: webStorage,
 });

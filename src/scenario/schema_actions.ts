@@ -45,7 +45,28 @@ const uploadPath = z.string().min(1).max(LIMITS.path).refine(
   "expected an absolute file path",
 );
 
-export const action = z.discriminatedUnion("action", [
+/**
+ * The public reference's names for two fields (`destination` for goto's url, `key` for press's keys) are
+ * read as ours, so a request written to that contract runs unchanged; given both, the extra one is refused.
+ */
+export function withAliases(input: unknown, aliases: Record<string, string>): unknown {
+  if (!input || typeof input !== "object" || Array.isArray(input)) return input;
+  const out: Record<string, unknown> = { ...input as Record<string, unknown> };
+  for (const [alias, name] of Object.entries(aliases)) {
+    if (alias in out && !(name in out)) {
+      out[name] = out[alias];
+      delete out[alias];
+    }
+  }
+  return out;
+}
+
+const ACTION_ALIASES: Record<string, Record<string, string>> = {
+  goto: { destination: "url" },
+  press: { key: "keys" },
+};
+
+const actionUnion = z.discriminatedUnion("action", [
   z.strictObject({
     ...step,
     action: z.literal("goto"),
@@ -90,4 +111,9 @@ export const action = z.discriminatedUnion("action", [
     return `unknown action ${JSON.stringify(tag)?.slice(0, 100)}; the vocabulary is ${vocabulary}`;
   },
 });
+export const action = z.preprocess((input) => {
+  const tag = input && typeof input === "object" ? (input as { action?: unknown }).action : undefined;
+  const aliases = typeof tag === "string" ? ACTION_ALIASES[tag] : undefined;
+  return aliases ? withAliases(input, aliases) : input;
+}, actionUnion);
 export type ScenarioAction = z.output<typeof action>;

@@ -941,3 +941,30 @@ Deno.test("flattenIssues: a union's informative branch replaces the bare union i
   const plain = scenarioSchema.safeParse(withFields({ extra: 1 }));
   assertEquals(flattenIssues(plain.error?.issues ?? []), plain.error?.issues);
 });
+
+Deno.test("scenario schema: the reference contract's destination and key are read as url and keys", () => {
+  const s = validateScenario(withFields({
+    actions: [
+      { step_id: "go", action: "goto", destination: { url: `${START}/next`, query: [] }, wait_until: "load" },
+      { step_id: "enter", action: "press", key: "Enter" },
+    ],
+    storage: {
+      cookies: [{
+        name: "k",
+        value: "v",
+        destination: { url: START },
+        http_only: false,
+        secure: false,
+        same_site: "Lax",
+      }],
+    },
+  }));
+  const [go, enter] = s.actions;
+  assert(go.action === "goto" && go.url.url === `${START}/next`, JSON.stringify(go));
+  assert(enter.action === "press" && enter.keys === "Enter", JSON.stringify(enter));
+  assertEquals(s.storage.cookies[0].url.url, START);
+  // Both names at once: the alias is an unknown field, never silently preferred.
+  const both = failure(withActions({ step_id: "go", action: "goto", url: START, destination: START }));
+  const issues = (both.details?.issues ?? []) as Array<{ path: string; rule: string }>;
+  assertEquals(issues.map((i) => [i.path, i.rule]), [["actions.0.destination", "unknown_field"]]);
+});
