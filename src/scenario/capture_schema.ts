@@ -39,6 +39,8 @@ const sha256 = z.string().regex(/^[0-9a-f]{64}$/, "expected 64 lowercase hex dig
 const count = z.number().int().nonnegative();
 const time = z.number().finite();
 
+const ABSENT = { state: "missing" as const, reason: "the section is absent from the capture document" };
+
 function captureState<T extends z.ZodType>(value: T) {
   return z.discriminatedUnion("state", [
     z.strictObject({ state: z.literal("captured"), value }),
@@ -114,13 +116,14 @@ const step = z.strictObject({
   event_sequence_start: z.number().int(),
   event_sequence_end: z.number().int(),
   interaction_id: z.string().nullable(),
+  // A section cut out of a capture is missing, never a reason to refuse the comparison: it compares unknown.
   artifacts: z.strictObject({
-    screenshot: captureState(screenshot),
-    dom: captureState(textArtifact),
-    accessibility: captureState(textArtifact),
-    url: captureState(z.string()),
-    history: captureState(history),
-    storage: captureState(storage),
+    screenshot: captureState(screenshot).default(ABSENT),
+    dom: captureState(textArtifact).default(ABSENT),
+    accessibility: captureState(textArtifact).default(ABSENT),
+    url: captureState(z.string()).default(ABSENT),
+    history: captureState(history).default(ABSENT),
+    storage: captureState(storage).default(ABSENT),
   }),
   completeness,
 });

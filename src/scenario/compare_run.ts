@@ -17,7 +17,11 @@ export type CaptureRef = string | Record<string, unknown>;
 const CAPTURE_FILE_LIMIT_BYTES = 256 * 1024 * 1024;
 
 async function readRef(store: InstanceStore, ref: CaptureRef, side: "before" | "after"): Promise<unknown> {
-  if (typeof ref !== "string") return ref;
+  if (typeof ref !== "string") {
+    // capture_browser_scenario's structuredContent passed back as it came: the capture plus its capture_uri.
+    const { capture_uri: _, ...capture } = ref;
+    return capture;
+  }
   const argument = side;
   let text: string;
   if (ref.startsWith(EVIDENCE_SCHEME)) {

@@ -124,6 +124,12 @@ Deno.test(
       assert(!compared.isError, textOf(compared));
       const c = structured(compared) as unknown as Comparison;
       const shotDiff = assertFixProven(c);
+      // The captures' structuredContent, passed back inline, compares the same (screenshots by their resources).
+      const inline = await server.call("compare_web_captures", { before: bug, after: fixed });
+      assert(!inline.isError, textOf(inline));
+      const inlineResult = structured(inline) as unknown as Comparison;
+      assertFixProven(inlineResult);
+      assertEquals(inlineResult.normalization.sha256, c.normalization.sha256);
       assert(textOf(compared).includes("apply-coupon"), textOf(compared));
       // The difference image is an evidence resource, a PNG.
       const image = await server.client.readResource({ uri: String(shotDiff.visual_difference?.uri) });

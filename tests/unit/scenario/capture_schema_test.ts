@@ -124,3 +124,15 @@ Deno.test("parseCapture refuses what is not a scenario capture, naming the side 
     }
   }
 });
+
+Deno.test("parseCapture reads a section cut out of a step as missing, so the step compares unknown", () => {
+  const doc = document() as { steps: Array<{ step_id: string; artifacts: Record<string, unknown> }> };
+  const at = doc.steps.findIndex((s) => (s.artifacts.dom as { state: string }).state === "captured");
+  assert(at >= 0, "the factory captures a dom somewhere");
+  del(doc, ["steps", at, "artifacts", "dom"]);
+  const cut = parseCapture(doc, "after");
+  assertEquals(cut.steps[at].artifacts.dom.state, "missing");
+  const result = compareCaptures(parseCapture(document(), "before"), cut);
+  assertEquals(result.steps[at].status, "unknown");
+  assertEquals(result.overall_status, "unknown");
+});
