@@ -141,16 +141,35 @@ const capture = z.strictObject({
 
 // --- the request --------------------------------------------------------------------------------------
 
+/** One line per field: what tools/list shows in place of the full schema (README "Scenarios" has it all). */
+const FIELD_HELP = {
+  browser:
+    '{mode: "launch", executable_path?, headless? (true)} | {mode: "connect", cdp_endpoint: "http://127.0.0.1:PORT", target_id}',
+  start_url: 'URL | {url, query: [{name, value}]}; a value is a string or {source: "secret", secret_id}',
+  allowed_origins: "exact origins; default: start_url's",
+  environment:
+    "{viewport: {width, height, device_scale_factor}, locale, timezone, color_scheme, reduced_motion, service_workers: allow|block}",
+  actions:
+    "[{step_id, action, locator | selector, ...}]: goto {url, wait_until}, click {button, click_count}, fill {value}, press {keys}, select_option {value}, check, uncheck, hover, wait_for {state}, scroll {dx, dy}, upload {files}",
+  storage:
+    "{cookies: [{name, value, url, http_only, secure, same_site}], local_storage | session_storage: [{origin, entries: [{name, value}]}]}",
+  request_replay:
+    '{mode: "exact", unmatched: "abort" | "passthrough-declared-origins", routes: [{route_id, method, request, response: {kind: "response", status, headers, body, content_type} | {kind: "redirect", status, destination} | {kind: "abort", reason}}]}',
+  secrets: "[{secret_id, environment_variable}]: values come from the server's environment",
+  capture:
+    "{after_each_step: kinds, at_end: kinds (default [url]), events: families}; kinds: screenshot dom accessibility url history storage; families: console page-errors network websockets frames workers popups downloads",
+} as const;
+
 const scenarioShape = z.strictObject({
-  browser,
-  start_url: urlSpec,
-  allowed_origins: z.array(origin).max(200).default([]),
-  environment: environment.prefault({}),
-  actions: z.array(action).min(1).max(1_000),
-  storage: storage.prefault({}),
-  request_replay: requestReplay.prefault({ mode: "disabled" }),
-  secrets: z.array(secret).max(64).default([]),
-  capture: capture.prefault({}),
+  browser: browser.describe(FIELD_HELP.browser),
+  start_url: urlSpec.describe(FIELD_HELP.start_url),
+  allowed_origins: z.array(origin).max(200).default([]).describe(FIELD_HELP.allowed_origins),
+  environment: environment.prefault({}).describe(FIELD_HELP.environment),
+  actions: z.array(action).min(1).max(1_000).describe(FIELD_HELP.actions),
+  storage: storage.prefault({}).describe(FIELD_HELP.storage),
+  request_replay: requestReplay.prefault({ mode: "disabled" }).describe(FIELD_HELP.request_replay),
+  secrets: z.array(secret).max(64).default([]).describe(FIELD_HELP.secrets),
+  capture: capture.prefault({}).describe(FIELD_HELP.capture),
 });
 
 type Shape = z.output<typeof scenarioShape>;

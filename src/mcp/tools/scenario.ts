@@ -142,56 +142,18 @@ function comparisonText(r: ComparisonResult): string {
 }
 
 /**
- * tools/list shows the scenario's fields as one-line forms (the full schema is ~15 KB of JSON Schema;
+ * tools/list shows each scenario field as its one-line help (the full schema is ~15 KB of JSON Schema;
  * README "Scenarios" and docs/tools.md carry it); validation still uses the whole zod schema.
  */
-const ADVERTISED: Record<string, Record<string, unknown>> = {
-  browser: {
-    type: "object",
-    description:
-      '{mode: "launch", executable_path?, headless? (true)} | {mode: "connect", cdp_endpoint: "http://127.0.0.1:PORT", target_id}',
-  },
-  start_url: {
-    description: 'URL | {url, query: [{name, value}]}; a value is a string or {source: "secret", secret_id}',
-  },
-  allowed_origins: {
-    type: "array",
-    items: { type: "string" },
-    description: "exact origins; default: start_url's",
-  },
-  environment: {
-    type: "object",
-    description:
-      "{viewport: {width, height, device_scale_factor}, locale, timezone, color_scheme, reduced_motion, service_workers: allow|block}",
-  },
-  actions: {
-    type: "array",
-    description:
-      "[{step_id, action, locator | selector, ...}]: goto {url, wait_until}, click {button, click_count}, fill {value}, press {keys}, select_option {value}, check, uncheck, hover, wait_for {state}, scroll {dx, dy}, upload {files}",
-  },
-  storage: {
-    type: "object",
-    description:
-      "{cookies: [{name, value, url, http_only, secure, same_site}], local_storage | session_storage: [{origin, entries: [{name, value}]}]}",
-  },
-  request_replay: {
-    type: "object",
-    description:
-      '{mode: "exact", unmatched: "abort" | "passthrough-declared-origins", routes: [{route_id, method, request, response: {kind: "response", status, headers, body, content_type} | {kind: "redirect", status, destination} | {kind: "abort", reason}}]}',
-  },
-  secrets: {
-    type: "array",
-    description: "[{secret_id, environment_variable}]: values come from the server's environment",
-  },
-  capture: {
-    type: "object",
-    description:
-      "{after_each_step: kinds, at_end: kinds (default [url]), events: families}; kinds: screenshot dom accessibility url history storage; families: console page-errors network websockets frames workers popups downloads",
-  },
-};
-for (const [key, form] of Object.entries(ADVERTISED)) {
-  const field = (scenarioSchema.shape as Record<string, object | undefined>)[key];
-  if (field) advertiseAs(field, form);
+const ARRAY_FIELDS = new Set(["allowed_origins", "actions", "secrets"]);
+for (const [key, field] of Object.entries(scenarioSchema.shape)) {
+  const description = (field as { description?: string }).description;
+  if (description === undefined) continue;
+  advertiseAs(field, {
+    ...(key === "start_url" ? {} : { type: ARRAY_FIELDS.has(key) ? "array" : "object" }),
+    ...(key === "allowed_origins" ? { items: { type: "string" } } : {}),
+    description,
+  });
 }
 
 const captureRef = z.union([
