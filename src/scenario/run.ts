@@ -5,35 +5,28 @@
  * closed and deleted at the end; connect only disconnects from the external browser.
  */
 import type { BrowserManager } from "../browser/lifecycle.ts";
-import { parseLoopbackEndpoint } from "../browser/lifecycle.ts";
-import { browserWebSocketUrl } from "../browser/endpoint_discovery.ts";
 import type { BrowserSession } from "../browser/session.ts";
 import type { PageTarget } from "../browser/targets.ts";
 import type { Recorder } from "../capture/recorder.ts";
-import { asToolError, ToolError } from "../errors.ts";
+import { ToolError } from "../errors.ts";
 import type { InstanceStore } from "../store/instance.ts";
 import { type StepCall, stepCall } from "./actions.ts";
-import {
-  type ArtifactKind,
-  type CaptureStep,
-  classifyCompleteness,
-  type CompletenessSection,
-  INITIAL_STEP,
-  type ScenarioCapture,
-  type StepArtifacts,
-  type StepError,
-} from "./capture.ts";
+import { type CaptureStep, INITIAL_STEP, type ScenarioCapture, type StepError } from "./capture.ts";
 import { installEnvironment } from "./environment.ts";
 import { type GuardEvent, installGuard } from "./guard.ts";
-import { canonicalJson, sha256Hex } from "./normalize.ts";
-import { effectiveOrigins, type Scenario } from "./schema.ts";
 import {
-  durableUrl as durableSpec,
-  resolveSecrets,
-  resolveUrl,
-  resolveValue,
-  SecretRedactor,
-} from "./secrets.ts";
+  captureDocument,
+  exists,
+  finishStep,
+  redactedCapture,
+  refusalError,
+  skippedArtifacts,
+  stepErrorOf,
+  stepKinds,
+} from "./run_record.ts";
+import { guardPlan, openBrowser, scenarioScope, seedPlan } from "./run_setup.ts";
+import { effectiveOrigins, type Scenario } from "./schema.ts";
+import { resolveSecrets, resolveUrl, resolveValue, SecretRedactor } from "./secrets.ts";
 import { captureArtifacts } from "./step_capture.ts";
 import { observedUrl } from "./step_capture_text.ts";
 import { collectEvents, type EventCollector } from "./step_events.ts";
@@ -75,50 +68,6 @@ interface RunState {
   startedAt: number;
 }
 
-function stepKinds(s: Scenario, last: boolean): Set<ArtifactKind> {
-  return new Set([...s.capture.after_each_step, ...(last ? s.capture.at_end : [])]);
-}
-
-function refusalError(e: GuardEvent, origins: string[]): StepError {
-  return {
-    code: "origin_not_allowed",
-    origin: e.origin,
-    message: `${
-      e.navigation ? "Navigation" : e.transport === "websocket" ? "WebSocket" : "Request"
-    } to ${e.origin} was refused: it is not in allowed_origins [${origins.join(", ")}].`,
-    recovery: `Add ${e.origin} to allowed_origins if the scenario should reach it, or change the step.`,
-  };
-}
-
-function stepErrorOf(err: unknown): StepError {
-  const e = asToolError(err);
-  return { code: e.code, message: e.message, ...(e.recovery ? { recovery: e.recovery } : {}) };
-}
-
-function skippedArtifacts(kinds: Set<ArtifactKind>, reason: string): StepArtifacts {
-  const state = (k: ArtifactKind) =>
-    kinds.has(k) ? { state: "missing" as const, reason } : { state: "not_requested" as const };
-  return {
-    screenshot: state("screenshot"),
-    dom: state("dom"),
-    accessibility: state("accessibility"),
-    url: state("url"),
-    history: state("history"),
-    storage: state("storage"),
-  };
-}
-
-function completenessOf(step: Pick<CaptureStep, "status" | "artifacts">) {
-  const missing: CompletenessSection[] = [];
-  const truncated: CompletenessSection[] = [];
-  if (step.status === "skipped") missing.push("action");
-  for (const [kind, state] of Object.entries(step.artifacts) as [CompletenessSection, { state: string }][]) {
-    if (state.state === "missing") missing.push(kind);
-    if (state.state === "truncated") truncated.push(kind);
-  }
-  return classifyCompleteness(missing, truncated);
-}
-
 async function withLimit<T>(ms: number, what: string, work: Promise<T>): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const limit = new Promise<never>((_, reject) => {
@@ -140,55 +89,6 @@ async function withLimit<T>(ms: number, what: string, work: Promise<T>): Promise
   } finally {
     clearTimeout(timer);
   }
-}
-
-async function openBrowser(
-  host: ScenarioHost,
-  scenario: Scenario,
-  prepare: (s: BrowserSession) => void,
-): Promise<{ session: BrowserSession; page: PageTarget }> {
-  const b = scenario.browser;
-  if (b.mode === "launch") {
-    const session = await host.browsers.start({
-      temporary: true,
-      headless: b.headless,
-      executable: b.executable_path,
-      every_nth_frame: 1,
-      focus: "foreground",
-      record_dom: true,
-      prepare,
-    });
-    host.attachCapture(session);
-    const page = session.selectedPageId ? session.pages.get(session.selectedPageId) : undefined;
-    if (!page) {
-      throw new ToolError({
-        code: "page_not_found",
-        message: "The launched browser has no page.",
-        retry: "safe",
-      });
-    }
-    return { session, page };
-  }
-  const endpoint = await browserWebSocketUrl(parseLoopbackEndpoint(b.cdp_endpoint));
-  const session = await host.browsers.attach({ endpoint, every_nth_frame: 1, record_dom: true, prepare });
-  host.attachCapture(session);
-  const page = [...session.pages.values()].find((p) => p.targetId === b.target_id && !p.closed);
-  if (!page) {
-    const ids = [...session.pages.values()].filter((p) => !p.closed).map((p) => p.targetId);
-    await host.browsers.stop().catch(() => {});
-    throw new ToolError({
-      code: "target_not_found",
-      message: `The browser at ${b.cdp_endpoint} has no page target ${b.target_id}; it has ${
-        ids.length === 0 ? "none" : ids.slice(0, 10).join(", ")
-      }.`,
-      retry: "after_recovery",
-      recovery:
-        "Read the target ids from <endpoint>/json/list and pass one of type page as browser.target_id.",
-      affected: { argument: "browser.target_id" },
-    });
-  }
-  session.selectedPageId = page.id;
-  return { session, page };
 }
 
 /** A check/uncheck: read the box, click only when it differs, then confirm it took. */
@@ -298,24 +198,7 @@ export async function runScenario(host: ScenarioHost, scenario: Scenario): Promi
       value: (v: unknown) => resolveValue(v as Parameters<typeof resolveValue>[0], secrets),
       url: (u: unknown) => resolveUrl(u as Parameters<typeof resolveUrl>[0], secrets),
     };
-    await seedStorage(session, page, {
-      cookies: scenario.storage.cookies.map((c) => ({
-        name: c.name,
-        value: resolvers.value(c.value),
-        url: resolvers.url(c.url),
-        http_only: c.http_only,
-        secure: c.secure,
-        same_site: c.same_site,
-      })),
-      local_storage: scenario.storage.local_storage.map((o) => ({
-        origin: o.origin,
-        entries: o.entries.map((e) => ({ name: e.name, value: resolvers.value(e.value) })),
-      })),
-      session_storage: scenario.storage.session_storage.map((o) => ({
-        origin: o.origin,
-        entries: o.entries.map((e) => ({ name: e.name, value: resolvers.value(e.value) })),
-      })),
-    }, origins);
+    await seedStorage(session, page, seedPlan(scenario, secrets), origins);
 
     const steps: CaptureStep[] = [];
     const plan: { id: string; action: string; call: StepCall }[] = [
@@ -422,141 +305,25 @@ export async function runScenario(host: ScenarioHost, scenario: Scenario): Promi
       if (error) stopped = { index, id: p.id, reason: `step ${p.id} failed (${error.code})` };
     }
     const snapshot = events.snapshot();
-    const product = session.browserVersion.split("/");
     await close(session);
     const profile = session.profileDir && scenario.browser.mode === "launch"
       ? { profile_dir: session.profileDir, profile_removed: !(await exists(session.profileDir)) }
       : {};
-    const capture: ScenarioCapture = {
-      schema_version: 1,
-      capture_kind: "browser_scenario",
-      capture_id: crypto.randomUUID(),
-      session_id: session.id,
-      page_id: page.id,
-      browser: scenario.browser.mode === "launch"
-        ? {
-          mode: "launch",
-          process_ownership: "provider-owned",
-          cleanup: "terminated-owned-process",
-          product: product[0] || "Chrome",
-          version: product[1] ?? "",
-          ...profile,
-        }
-        : {
-          mode: "connect",
-          process_ownership: "external",
-          cleanup: "disconnected-external",
-          product: product[0] || "Chrome",
-          version: product[1] ?? "",
-        },
-      scenario: {
-        start_url: durableSpec(scenario.start_url),
-        start_origin: new URL(scenario.start_url.url).origin,
-        allowed_origins: [...origins].sort(),
-        action_count: scenario.actions.length,
-        secret_references: scenario.secrets.map((s) => s.secret_id).sort(),
-        request_sha256: sha256Hex(canonicalJson(scenario)),
-      },
-      environment: scenario.environment,
-      capture_plan: {
-        after_each_step: [...scenario.capture.after_each_step],
-        at_end: [...scenario.capture.at_end],
-        events: [...scenario.capture.events],
-      },
-      started_at: new Date(startedAt).toISOString(),
-      duration_ms: Date.now() - startedAt,
+    const capture = captureDocument({
+      scenario,
+      session,
+      page,
+      origins,
       steps,
-      events: { retained: snapshot.items.length, dropped: snapshot.dropped, items: snapshot.items },
-      completeness: classifyCompleteness(
-        [
-          ...steps.flatMap((s) => s.completeness.missing_sections),
-          ...(scenario.browser.mode === "connect" && scenario.capture.events.length > 0
-            ? ["events" as const]
-            : []),
-        ],
-        [
-          ...steps.flatMap((s) => s.completeness.truncated_sections),
-          ...(snapshot.dropped > 0 ? ["events" as const] : []),
-        ],
-      ),
-      pre_attach_gap: scenario.browser.mode === "connect"
-        ? {
-          declared: true,
-          reason:
-            "Connect mode attaches to a browser that was already running: what its pages did before the attach was not observed.",
-        }
-        : null,
-      limitations: limitations(scenario),
-    };
+      events: snapshot,
+      startedAt,
+      profile,
+    });
     return redactedCapture(capture, redactor);
   } finally {
     await close(sessionRef);
     host.recorder.redact = undefined;
   }
-}
-
-/** Every string redacted except the screenshots' base64 (a short secret could occur inside it by chance). */
-function redactedCapture(capture: ScenarioCapture, redactor: SecretRedactor): ScenarioCapture {
-  const images = capture.steps.map((s) =>
-    s.artifacts.screenshot.state === "captured" ? s.artifacts.screenshot.value.data_base64 : undefined
-  );
-  const bare = {
-    ...capture,
-    steps: capture.steps.map((s) => {
-      const shot = s.artifacts.screenshot;
-      if (shot.state !== "captured") return s;
-      const { data_base64: _, ...value } = shot.value;
-      return { ...s, artifacts: { ...s.artifacts, screenshot: { state: "captured" as const, value } } };
-    }),
-  };
-  const out: ScenarioCapture = redactor.deep(bare);
-  out.steps.forEach((s, i) => {
-    const data = images[i];
-    if (data !== undefined && s.artifacts.screenshot.state === "captured") {
-      s.artifacts.screenshot.value.data_base64 = data;
-    }
-  });
-  return out;
-}
-
-/**
- * Which pages the guard and environment hold: every page of a launched browser (it is the scenario's);
- * in connect mode only the chosen target and the pages it opens, so the person's other tabs are untouched.
- */
-function scenarioScope(scenario: Scenario): ((p: PageTarget) => boolean) | undefined {
-  if (scenario.browser.mode !== "connect") return undefined;
-  const targetId = scenario.browser.target_id;
-  const ours = new Set<string>();
-  return (p) => {
-    if (p.targetId === targetId || (p.openerPageId !== undefined && ours.has(p.openerPageId))) {
-      ours.add(p.id);
-      return true;
-    }
-    return false;
-  };
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.stat(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function finishStep(
-  step: Omit<CaptureStep, "completeness" | "event_sequence_start" | "event_sequence_end">,
-  events: EventCollector,
-  index: number,
-): CaptureStep {
-  const b = events.snapshot().bounds(index);
-  return {
-    ...step,
-    event_sequence_start: b.start,
-    event_sequence_end: b.end,
-    completeness: completenessOf(step),
-  };
 }
 
 function captureContext(host: ScenarioHost, st: RunState, origins: string[]) {
@@ -567,57 +334,4 @@ function captureContext(host: ScenarioHost, st: RunState, origins: string[]) {
     allowedOrigins: origins,
     durableUrl: st.durableUrl,
   };
-}
-
-function guardPlan(scenario: Scenario, secrets: ReturnType<typeof resolveSecrets>, origins: string[]) {
-  const r = scenario.request_replay;
-  return {
-    allowedOrigins: origins,
-    blockServiceWorkers: scenario.environment.service_workers === "block",
-    replay: r.mode === "disabled" ? { mode: "disabled" as const } : {
-      mode: "exact" as const,
-      unmatched: r.unmatched,
-      routes: r.routes.map((route) => ({
-        route_id: route.route_id,
-        method: route.method,
-        url: resolveUrl(route.request, secrets),
-        response: route.response.kind === "response"
-          ? {
-            kind: "response" as const,
-            status: route.response.status,
-            headers: route.response.headers.map((h) => ({
-              name: h.name,
-              value: resolveValue(h.value, secrets),
-            })),
-            ...(route.response.body !== undefined
-              ? { body: resolveValue(route.response.body, secrets) }
-              : {}),
-            ...(route.response.content_type !== undefined
-              ? { content_type: route.response.content_type }
-              : {}),
-          }
-          : route.response.kind === "redirect"
-          ? {
-            kind: "redirect" as const,
-            status: route.response.status,
-            location: resolveUrl(route.response.destination, secrets),
-          }
-          : { kind: "abort" as const, reason: route.response.reason },
-      })),
-    },
-  };
-}
-
-function limitations(s: Scenario): string[] {
-  const out = [
-    "Steps run on krometrail's control layer; each step's interaction_id anchors the temporal tools (temporal_debug_bundle) on this session.",
-    "Screenshots are compared by the SHA-256 of their PNG bytes; DOM and accessibility by normalized text.",
-  ];
-  if (s.browser.mode === "connect") {
-    out.push(
-      "Connect mode: events before the attach are not observed (pre_attach_gap); the external browser was left running.",
-    );
-  }
-  if (s.capture.events.length === 0) out.push("No event families were requested: events are not compared.");
-  return out;
 }
