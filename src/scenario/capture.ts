@@ -86,16 +86,7 @@ export interface StepArtifacts {
   storage: CaptureState<StorageArtifact>;
 }
 
-export const COMPLETENESS_SECTIONS = [
-  "action",
-  "screenshot",
-  "dom",
-  "accessibility",
-  "url",
-  "history",
-  "storage",
-  "events",
-] as const;
+export const COMPLETENESS_SECTIONS = ["action", ...ARTIFACT_KINDS, "events"] as const;
 export type CompletenessSection = typeof COMPLETENESS_SECTIONS[number];
 
 export interface Completeness {

@@ -2,7 +2,14 @@
  * One aligned step's artifacts, before against after: each side's capture state (what the result
  * shows inline) and, when captured, its normalized value and digest. Pure.
  */
-import type { CaptureState, CaptureStep, EvidenceState, ScenarioCapture, ScenarioEvent } from "./capture.ts";
+import {
+  ARTIFACT_KINDS,
+  type CaptureState,
+  type CaptureStep,
+  type EvidenceState,
+  type ScenarioCapture,
+  type ScenarioEvent,
+} from "./capture.ts";
 import {
   applyCallerRules,
   digestCanonical,
@@ -14,16 +21,7 @@ import {
   sortCanonically,
 } from "./normalize.ts";
 
-export const COMPARED_ARTIFACTS = [
-  "action_state",
-  "screenshot",
-  "dom",
-  "accessibility",
-  "url",
-  "history",
-  "storage",
-  "events",
-] as const;
+export const COMPARED_ARTIFACTS = ["action_state", ...ARTIFACT_KINDS, "events"] as const;
 export type ComparedArtifact = typeof COMPARED_ARTIFACTS[number];
 
 export interface ArtifactDiff {
