@@ -7,10 +7,8 @@
  */
 import type { eventWithTime } from "@rrweb/types";
 import { assert, assertEquals } from "../assert.ts";
-import { CdpConnection } from "../../src/browser/cdp.ts";
-import { launchChrome } from "../../src/browser/launch.ts";
 import { RECORDER_BUNDLE } from "../../src/pagestate/bundles_generated.ts";
-import { removeProfileDir } from "../../src/store/browser_record.ts";
+import { withRawPage } from "./scratch_session.ts";
 import { decodeJpeg } from "../../src/vision/jpeg_decode.ts";
 import {
   e2e,
@@ -21,8 +19,6 @@ import {
   structured,
   type ToolResult,
 } from "./harness.ts";
-
-const CHROME = Deno.env.get("KROMETRAIL_CHROME") ?? Deno.env.get("CHROME_BIN") ?? "/usr/bin/chromium";
 
 const APP_RECORDER = `${RECORDER_BUNDLE};
 if (window.top === window && location.protocol !== "about:") {
@@ -43,67 +39,49 @@ interface Made {
 /** Records the checkout page with rrweb while #load-provinces is clicked, until the submit is disabled. */
 async function recordCheckout(): Promise<Made> {
   const site = fixtures();
-  const profile = await Deno.makeTempDir({ prefix: "krometrail-profile-loadrec-" });
-  const chrome = await launchChrome({
-    executable: CHROME,
-    userDataDir: profile,
-    profileLabel: "loadrec",
-    headless: true,
-    temporary: true,
-  });
-  const conn = await CdpConnection.connect(chrome.browserWsUrl);
   try {
-    const { targetInfos } = await conn.send("Target.getTargets");
-    const page = targetInfos.find((t) => t.type === "page");
-    if (!page) throw new Error("no page target");
-    const { sessionId } = await conn.send("Target.attachToTarget", {
-      targetId: page.targetId,
-      flatten: true,
-    });
-    const evaluate = async (expression: string) => {
-      const r = await conn.send(
-        "Runtime.evaluate",
-        { expression, returnByValue: true, awaitPromise: true },
-        sessionId,
-      );
-      if (r.exceptionDetails) throw new Error(`${expression}: ${r.exceptionDetails.text}`);
-      return r.result.value;
-    };
-    await conn.send("Page.enable", {}, sessionId);
-    await conn.send("Emulation.setDeviceMetricsOverride", {
-      width: 1000,
-      height: 700,
-      deviceScaleFactor: 1,
-      mobile: false,
-    }, sessionId);
-    await conn.send("Page.addScriptToEvaluateOnNewDocument", { source: APP_RECORDER }, sessionId);
-    await conn.send("Page.navigate", { url: `${site.origin}/checkout.html` }, sessionId);
-    await new Promise((r) => setTimeout(r, 800));
-    const click = async (selector: string) => {
-      const box = await evaluate(
-        `(() => { const r = document.querySelector(${JSON.stringify(selector)}).getBoundingClientRect();
-          return { x: r.x + r.width / 2, y: r.y + r.height / 2 }; })()`,
-      ) as { x: number; y: number };
-      await conn.send("Input.dispatchMouseEvent", { type: "mouseMoved", ...box }, sessionId);
-      for (const type of ["mousePressed", "mouseReleased"] as const) {
-        await conn.send(
-          "Input.dispatchMouseEvent",
-          { type, ...box, button: "left", clickCount: 1 },
+    return await withRawPage("krometrail-profile-loadrec-", async (conn, sessionId) => {
+      const evaluate = async (expression: string) => {
+        const r = await conn.send(
+          "Runtime.evaluate",
+          { expression, returnByValue: true, awaitPromise: true },
           sessionId,
         );
-      }
-    };
-    await click("#load-provinces");
-    await new Promise((r) => setTimeout(r, 1_500));
-    // Later mutations (the flipper), so the disabled transition is not the recording's last event.
-    await click("#flip");
-    await new Promise((r) => setTimeout(r, 1_000));
-    const value = await evaluate("({ events: window.__rrwebEvents, truth: window.__truth })") as Made;
-    return value;
+        if (r.exceptionDetails) throw new Error(`${expression}: ${r.exceptionDetails.text}`);
+        return r.result.value;
+      };
+      await conn.send("Page.enable", {}, sessionId);
+      await conn.send("Emulation.setDeviceMetricsOverride", {
+        width: 1000,
+        height: 700,
+        deviceScaleFactor: 1,
+        mobile: false,
+      }, sessionId);
+      await conn.send("Page.addScriptToEvaluateOnNewDocument", { source: APP_RECORDER }, sessionId);
+      await conn.send("Page.navigate", { url: `${site.origin}/checkout.html` }, sessionId);
+      await new Promise((r) => setTimeout(r, 800));
+      const click = async (selector: string) => {
+        const box = await evaluate(
+          `(() => { const r = document.querySelector(${JSON.stringify(selector)}).getBoundingClientRect();
+          return { x: r.x + r.width / 2, y: r.y + r.height / 2 }; })()`,
+        ) as { x: number; y: number };
+        await conn.send("Input.dispatchMouseEvent", { type: "mouseMoved", ...box }, sessionId);
+        for (const type of ["mousePressed", "mouseReleased"] as const) {
+          await conn.send(
+            "Input.dispatchMouseEvent",
+            { type, ...box, button: "left", clickCount: 1 },
+            sessionId,
+          );
+        }
+      };
+      await click("#load-provinces");
+      await new Promise((r) => setTimeout(r, 1_500));
+      // Later mutations (the flipper), so the disabled transition is not the recording's last event.
+      await click("#flip");
+      await new Promise((r) => setTimeout(r, 1_000));
+      return await evaluate("({ events: window.__rrwebEvents, truth: window.__truth })") as Made;
+    });
   } finally {
-    await conn.close().catch(() => {});
-    await chrome.terminate();
-    await removeProfileDir(profile);
     await site.close();
   }
 }

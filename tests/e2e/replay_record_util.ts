@@ -4,14 +4,10 @@
  */
 import { fileURLToPath } from "node:url";
 import type { eventWithTime } from "@rrweb/types";
-import { CdpConnection } from "../../src/browser/cdp.ts";
-import { launchChrome } from "../../src/browser/launch.ts";
-import { removeProfileDir } from "../../src/store/browser_record.ts";
 import { RECORDER_BUNDLE } from "../../src/pagestate/bundles_generated.ts";
+import { withRawPage } from "./scratch_session.ts";
 
 const SITE = fileURLToPath(new URL("../../fixtures/site/", import.meta.url));
-const CHROME = Deno.env.get("KROMETRAIL_CHROME") ?? Deno.env.get("CHROME_BIN") ?? "/usr/bin/chromium";
-
 /** A 1x1 PNG, served as /logo.png. */
 const PIXEL = Uint8Array.from(
   atob(
@@ -109,23 +105,7 @@ export async function recordPage(
   durationMs: number,
   viewport: { width: number; height: number },
 ): Promise<Recording> {
-  const profile = await Deno.makeTempDir({ prefix: "krometrail-profile-rec-" });
-  const chrome = await launchChrome({
-    executable: CHROME,
-    userDataDir: profile,
-    profileLabel: "rec",
-    headless: true,
-    temporary: true,
-  });
-  const conn = await CdpConnection.connect(chrome.browserWsUrl);
-  try {
-    const { targetInfos } = await conn.send("Target.getTargets");
-    const page = targetInfos.find((t) => t.type === "page");
-    if (!page) throw new Error("no page target");
-    const { sessionId } = await conn.send("Target.attachToTarget", {
-      targetId: page.targetId,
-      flatten: true,
-    });
+  return await withRawPage("krometrail-profile-rec-", async (conn, sessionId) => {
     const events: eventWithTime[] = [];
     conn.on("Runtime.bindingCalled", (params, sid) => {
       if (sid === sessionId && params.name === "__krometrailTestEmit") {
@@ -173,11 +153,7 @@ export async function recordPage(
     }, sessionId);
     const value = result.value as { times: Record<string, number>; ran: boolean };
     return { events: [...events], pageTimes: value.times, pageScriptRan: value.ran };
-  } finally {
-    await conn.close().catch(() => {});
-    await chrome.terminate();
-    await removeProfileDir(profile);
-  }
+  });
 }
 
 /**

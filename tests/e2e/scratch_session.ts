@@ -7,6 +7,7 @@ import { CdpConnection } from "../../src/browser/cdp.ts";
 import { discoverChrome } from "../../src/browser/discovery.ts";
 import { launchChrome } from "../../src/browser/launch.ts";
 import { BrowserSession, nextSessionOrdinal } from "../../src/browser/session.ts";
+import { removeProfileDir } from "../../src/store/browser_record.ts";
 
 export interface ScratchOptions {
   /** The DOM recorder's session flag (default false: the piece under test is the page's only recorder). */
@@ -53,5 +54,38 @@ export async function withScratchSession(
   } finally {
     await launched.terminate().catch(() => {});
     await Deno.remove(profile, { recursive: true }).catch(() => {});
+  }
+}
+
+/**
+ * A real headless Chromium with its first page attached over a bare CDP connection, no BrowserSession:
+ * for tests that act as an app recording itself (rrweb in the page's main world), not as krometrail.
+ */
+export async function withRawPage<T>(
+  prefix: string,
+  body: (conn: CdpConnection, sessionId: string) => Promise<T>,
+): Promise<T> {
+  const profile = await Deno.makeTempDir({ prefix });
+  const chrome = await launchChrome({
+    executable: discoverChrome({}).path,
+    userDataDir: profile,
+    profileLabel: "temporary",
+    headless: true,
+    temporary: true,
+  });
+  const conn = await CdpConnection.connect(chrome.browserWsUrl);
+  try {
+    const { targetInfos } = await conn.send("Target.getTargets");
+    const page = targetInfos.find((t) => t.type === "page");
+    if (!page) throw new Error("no page target");
+    const { sessionId } = await conn.send("Target.attachToTarget", {
+      targetId: page.targetId,
+      flatten: true,
+    });
+    return await body(conn, sessionId);
+  } finally {
+    await conn.close().catch(() => {});
+    await chrome.terminate();
+    await removeProfileDir(profile);
   }
 }
