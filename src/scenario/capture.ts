@@ -219,3 +219,16 @@ export function classifyCompleteness(
   }
   return { status: "complete", equality_eligible: true, missing_sections, truncated_sections };
 }
+
+/** The capture without its screenshots' inline bytes (what a model reads; the capture file keeps them). */
+export function withoutScreenshotData(capture: ScenarioCapture): ScenarioCapture {
+  return {
+    ...capture,
+    steps: capture.steps.map((s) => {
+      const shot = s.artifacts.screenshot;
+      if (shot.state !== "captured" || shot.value.data_base64 === undefined) return s;
+      const { data_base64: _, ...value } = shot.value;
+      return { ...s, artifacts: { ...s.artifacts, screenshot: { state: "captured", value } } };
+    }),
+  };
+}

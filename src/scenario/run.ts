@@ -31,6 +31,7 @@ import { captureArtifacts } from "./step_capture.ts";
 import { observedUrl } from "./step_capture_text.ts";
 import { collectEvents, type EventCollector } from "./step_events.ts";
 import { seedStorage } from "./storage_seed.ts";
+import { withinLimit } from "./time_limit.ts";
 import { readChecked } from "./toggle.ts";
 
 /** Provider-owned liveness limits (the request cannot change them: contract). */
@@ -68,27 +69,13 @@ interface RunState {
   startedAt: number;
 }
 
-async function withLimit<T>(ms: number, what: string, work: Promise<T>): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const limit = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () =>
-        reject(
-          new ToolError({
-            code: "scenario_step_timeout",
-            message: `${what} did not finish within the provider-owned limit of ${ms} ms.`,
-            retry: "after_recovery",
-            recovery: "Check that the page responds (evaluate_page) and that the step's target exists.",
-          }),
-        ),
-      ms,
-    );
+function stepTimeout(what: string, ms: number): ToolError {
+  return new ToolError({
+    code: "scenario_step_timeout",
+    message: `${what} did not finish within the provider-owned limit of ${ms} ms.`,
+    retry: "after_recovery",
+    recovery: "Check that the page responds (evaluate_page) and that the step's target exists.",
   });
-  try {
-    return await Promise.race([work, limit]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 /** A check/uncheck: read the box, click only when it differs, then confirm it took. */
@@ -262,7 +249,8 @@ export async function runScenario(host: ScenarioHost, scenario: Scenario): Promi
         const limit = p.call.kind === "tool" && p.call.tool === "navigate_page"
           ? NAVIGATION_LIMIT_MS + 15_000
           : STEP_LIMIT_MS;
-        result = await withLimit(limit, `Step ${p.id} (${p.action})`, runCall(host, st, p.call));
+        const what = `Step ${p.id} (${p.action})`;
+        result = await withinLimit(runCall(host, st, p.call), limit, () => stepTimeout(what, limit));
       } catch (err) {
         result = { ok: false, error: stepErrorOf(err) };
       }

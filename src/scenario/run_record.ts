@@ -14,6 +14,7 @@ import {
   type ScenarioEvent,
   type StepArtifacts,
   type StepError,
+  withoutScreenshotData,
 } from "./capture.ts";
 import type { GuardEvent } from "./guard.ts";
 import { canonicalJson, sha256Hex } from "./normalize.ts";
@@ -70,16 +71,7 @@ export function redactedCapture(capture: ScenarioCapture, redactor: SecretRedact
   const images = capture.steps.map((s) =>
     s.artifacts.screenshot.state === "captured" ? s.artifacts.screenshot.value.data_base64 : undefined
   );
-  const bare = {
-    ...capture,
-    steps: capture.steps.map((s) => {
-      const shot = s.artifacts.screenshot;
-      if (shot.state !== "captured") return s;
-      const { data_base64: _, ...value } = shot.value;
-      return { ...s, artifacts: { ...s.artifacts, screenshot: { state: "captured" as const, value } } };
-    }),
-  };
-  const out: ScenarioCapture = redactor.deep(bare);
+  const out: ScenarioCapture = redactor.deep(withoutScreenshotData(capture));
   out.steps.forEach((s, i) => {
     const data = images[i];
     if (data !== undefined && s.artifacts.screenshot.state === "captured") {

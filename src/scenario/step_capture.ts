@@ -11,6 +11,7 @@ import type {
 } from "./capture.ts";
 import { currentUrl, readDomLines, withCaretHidden } from "./step_capture_page.ts";
 import { captureStorage } from "./step_capture_storage.ts";
+import { withinLimit } from "./time_limit.ts";
 import {
   type AxFrame,
   domText,
@@ -39,11 +40,7 @@ export const ARTIFACT_TIMEOUT_MS = 5_000;
 class ArtifactTimeout extends Error {}
 
 function bounded<T>(kind: ArtifactKind, work: (timeoutMs: number) => Promise<T>): Promise<CaptureState<T>> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const limit = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new ArtifactTimeout()), ARTIFACT_TIMEOUT_MS);
-  });
-  return Promise.race([work(ARTIFACT_TIMEOUT_MS), limit]).then(
+  return withinLimit(work(ARTIFACT_TIMEOUT_MS), ARTIFACT_TIMEOUT_MS, () => new ArtifactTimeout()).then(
     (value): CaptureState<T> => ({ state: "captured", value }),
     (err: unknown): CaptureState<T> => ({
       state: "missing",
@@ -53,7 +50,7 @@ function bounded<T>(kind: ArtifactKind, work: (timeoutMs: number) => Promise<T>)
           err instanceof Error ? err.message.slice(0, 300) : String(err).slice(0, 300)
         }`,
     }),
-  ).finally(() => clearTimeout(timer));
+  );
 }
 
 /**

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { recordPageDom } from "../../pagestate/recorder.ts";
 import { prepareDomRecording } from "../../pagestate/recorder.ts";
-import type { ScenarioCapture } from "../../scenario/capture.ts";
+import { type ScenarioCapture, withoutScreenshotData } from "../../scenario/capture.ts";
 import { type CaptureRef, compareCaptureRefs } from "../../scenario/compare_run.ts";
 import type { ComparisonResult } from "../../scenario/compare.ts";
 import { normalizationRulesSchema } from "../../scenario/normalize.ts";
@@ -66,19 +66,6 @@ export function scenarioHost(app: AppContext, progress: (line: string) => void =
       log.debug("{line}", { line });
       progress(line);
     },
-  };
-}
-
-/** The capture without its inline screenshots: what a model reads; the capture_uri file has them. */
-export function leanCapture(c: ScenarioCapture): ScenarioCapture {
-  return {
-    ...c,
-    steps: c.steps.map((s) => {
-      const shot = s.artifacts.screenshot;
-      if (shot.state !== "captured" || shot.value.data_base64 === undefined) return s;
-      const { data_base64: _, ...value } = shot.value;
-      return { ...s, artifacts: { ...s.artifacts, screenshot: { state: "captured", value } } };
-    }),
   };
 }
 
@@ -195,7 +182,10 @@ export const scenarioTools: Tool[] = [
         "json",
         new TextEncoder().encode(JSON.stringify(capture)),
       );
-      return output(captureText(capture, file.uri), { ...leanCapture(capture), capture_uri: file.uri });
+      return output(captureText(capture, file.uri), {
+        ...withoutScreenshotData(capture),
+        capture_uri: file.uri,
+      });
     },
   }),
   defineTool({
