@@ -11,7 +11,11 @@ export type EventKind =
   | "navigation"
   | "lifecycle"
   | "target"
-  | "dialog";
+  | "dialog"
+  | "emulation"
+  | "route"
+  | "layout_shift"
+  | "long_task";
 
 export interface EventRow {
   [key: string]: string | number | null;
@@ -26,6 +30,48 @@ export interface EventRow {
 }
 
 export type EventSink = (row: EventRow) => void;
+
+/** The recording sink of each session whose events are being recorded (see recordBrowserEvents). */
+const sessionSinks = new WeakMap<BrowserSession, EventSink>();
+
+/** What a tool reports about its own effect on a page (an emulation change, a routed request, …). */
+export interface SessionEventFields {
+  level?: string | null;
+  text: string;
+  data?: Record<string, unknown>;
+  /** Session-clock nanoseconds; defaults to now. */
+  at_ns?: number;
+  /** Defaults to the interaction in flight. */
+  interaction_id?: string | null;
+}
+
+/**
+ * Records one event on the session clock beside the ones Chrome reports, so the temporal tools, bundles
+ * and storyboards see tool-made changes (throttling, routes, layout shifts) as evidence. A session whose
+ * events are not being recorded drops it; returns whether it was recorded.
+ */
+export function emitSessionEvent(
+  session: BrowserSession,
+  page: PageTarget | undefined,
+  kind: EventKind,
+  fields: SessionEventFields,
+): boolean {
+  const sink = sessionSinks.get(session);
+  if (!sink) return false;
+  sink({
+    session_id: session.id,
+    page_id: page?.id ?? null,
+    kind,
+    at_ns: fields.at_ns ?? Math.round(session.now() * 1e6),
+    interaction_id: fields.interaction_id === undefined
+      ? session.activeInteractionId ?? null
+      : fields.interaction_id,
+    level: fields.level ?? null,
+    text: fields.text,
+    data: fields.data ? JSON.stringify(fields.data) : null,
+  });
+  return true;
+}
 
 const STACK_FRAMES = 5;
 const REMOTE_OBJECT_TEXT = 200;
@@ -71,6 +117,7 @@ const UNFINISHED_ROW_MS = 500;
  * best-effort sanitizer and is bounded.
  */
 export function recordBrowserEvents(session: BrowserSession, emit: EventSink): () => void {
+  sessionSinks.set(session, emit);
   const nowNs = () => Math.round(session.now() * 1e6);
   const row = (page: PageTarget | undefined, kind: EventKind, fields: Partial<EventRow>): EventRow => ({
     session_id: session.id,
@@ -100,6 +147,8 @@ export function recordBrowserEvents(session: BrowserSession, emit: EventSink): (
         level: o.level,
         text: o.text,
         data: JSON.stringify({
+          // Chrome's id, the key get_network_request takes while the page lives.
+          request_id: requestId,
           method: r.method,
           url: r.url,
           origin: r.origin,
@@ -235,6 +284,7 @@ export function recordBrowserEvents(session: BrowserSession, emit: EventSink): (
     }));
   }
   return () => {
+    if (sessionSinks.get(session) === emit) sessionSinks.delete(session);
     offs.forEach((off) => off());
     for (const r of requests.values()) clearTimeout(r.unread);
   };

@@ -22,6 +22,13 @@ import { pageStateWindowTools } from "./tools/page_state_window.ts";
 import { pageStateLayoutTools } from "./tools/page_state_layout.ts";
 import { recordingTools } from "./tools/recordings.ts";
 import { scenarioTools } from "./tools/scenario.ts";
+import { networkTools } from "./tools/network.ts";
+import { emulationTools } from "./tools/emulation.ts";
+import { storageTools } from "./tools/storage.ts";
+import { routeTools } from "./tools/routes.ts";
+import { performanceTools } from "./tools/performance.ts";
+import { formTools } from "./tools/forms.ts";
+import { pdfTools } from "./tools/pdf.ts";
 
 export type CapabilityName =
   | "control"
@@ -30,7 +37,8 @@ export type CapabilityName =
   | "browser-events"
   | "page-state"
   | "framework-state"
-  | "scenario";
+  | "scenario"
+  | "devtools";
 
 export interface Capability {
   name: CapabilityName;
@@ -59,6 +67,7 @@ export const CAPABILITIES: readonly Capability[] = [
       ...flowTools,
       ...downloadTools,
       ...queryTools,
+      ...formTools,
     ],
   },
   {
@@ -102,6 +111,21 @@ export const CAPABILITIES: readonly Capability[] = [
     depends: ["control"],
     responsibility: "Declarative repeatable scenarios with per-step evidence and normalized comparison",
     tools: scenarioTools,
+  },
+  {
+    name: "devtools",
+    default: "enabled",
+    depends: ["control"],
+    responsibility:
+      "DevTools parity on the session timeline: request detail, emulation, cookies and storage, request routing, performance traces, PDF",
+    tools: [
+      ...networkTools,
+      ...emulationTools,
+      ...storageTools,
+      ...routeTools,
+      ...performanceTools,
+      ...pdfTools,
+    ],
   },
   {
     name: "framework-state",

@@ -17,6 +17,10 @@ const KINDS = [
   "lifecycle",
   "target",
   "dialog",
+  "emulation",
+  "route",
+  "layout_shift",
+  "long_task",
 ] as const;
 
 export const eventTools = [
@@ -25,7 +29,7 @@ export const eventTools = [
     capability: "browser-events",
     output: OUTPUT_SCHEMAS.query_browser_events,
     description:
-      "Console, exceptions, requests (metadata only), failures, navigation, lifecycle, targets and dialogs, in time order.",
+      "Console, exceptions, requests (metadata and request_id for get_network_request), failures, navigation, lifecycle, targets, dialogs, emulation changes, routed requests, layout shifts and long tasks, in time order.",
     input: z.strictObject({
       ...rangeFields,
       kinds: z.array(z.enum(KINDS)).max(KINDS.length).optional(),

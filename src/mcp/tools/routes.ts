@@ -1,0 +1,3 @@
+import type { Tool } from "../define_tool.ts";
+
+export const routeTools: Tool[] = [];
