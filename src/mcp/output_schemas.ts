@@ -6,6 +6,7 @@
  * types, schema_compact.ts); docs/tools.md shows the rest.
  */
 import { z } from "zod";
+import { DEVTOOLS_OUTPUT_SCHEMAS } from "./output_schemas_devtools.ts";
 
 const str = z.string();
 const num = z.number();
@@ -207,4 +208,5 @@ export const OUTPUT_SCHEMAS = {
     alignment: obj,
     steps: list,
   }),
+  ...DEVTOOLS_OUTPUT_SCHEMAS,
 } satisfies Record<string, z.ZodObject>;

@@ -1,0 +1,35 @@
+/**
+ * structuredContent of the devtools capability's tools and fill_form (see output_schemas.ts for the
+ * rules: key fields only, every object open). Each tool's owner keeps its entry true to its results.
+ */
+import { z } from "zod";
+
+const str = z.string();
+const num = z.number();
+const bool = z.boolean();
+const obj = z.looseObject({});
+const list = z.array(z.unknown());
+
+export const DEVTOOLS_OUTPUT_SCHEMAS = {
+  get_network_request: z.looseObject({
+    request_id: str,
+    page_id: str,
+    method: str,
+    url: str,
+    status: num.nullable(),
+    timing: obj.nullable(),
+    request_headers: list,
+    response_headers: list,
+  }),
+  emulate: z.looseObject({ page_id: str, emulation: obj }),
+  cookies: z.looseObject({ action: str, cookies: list.optional() }),
+  web_storage: z.looseObject({ action: str, origin: str, storage: str }),
+  save_storage_state: z.looseObject({ path: str, cookie_count: num, origin_count: num }),
+  load_storage_state: z.looseObject({ path: str, cookie_count: num, origin_count: num }),
+  route_requests: z.looseObject({ route: obj }),
+  list_routes: z.looseObject({ routes: list }),
+  unroute: z.looseObject({ removed: list }),
+  measure_performance: z.looseObject({ status: str }),
+  fill_form: z.looseObject({ status: str, fields: list }),
+  save_pdf: z.looseObject({ uri: str, mime_type: str, bytes: num, headless: bool }),
+} satisfies Record<string, z.ZodObject>;
