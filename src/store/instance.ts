@@ -156,6 +156,8 @@ function mimeOf(path: string): string {
   if (path.endsWith(".jpg") || path.endsWith(".jpeg")) return "image/jpeg";
   if (path.endsWith(".json")) return "application/json";
   if (path.endsWith(".mp4")) return "video/mp4";
+  if (path.endsWith(".pdf")) return "application/pdf";
+  if (path.endsWith(".json.gz")) return "application/gzip";
   return "application/octet-stream";
 }
 
