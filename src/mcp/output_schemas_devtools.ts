@@ -21,7 +21,7 @@ export const DEVTOOLS_OUTPUT_SCHEMAS = {
     request_headers: list,
     response_headers: list,
   }),
-  emulate: z.looseObject({ page_id: str, emulation: obj }),
+  emulate: z.looseObject({ page_id: str, emulation: obj, changed: obj, summary: str }),
   cookies: z.looseObject({ action: str, cookies: list.optional() }),
   web_storage: z.looseObject({ action: str, origin: str, storage: str }),
   save_storage_state: z.looseObject({ path: str, cookie_count: num, origin_count: num }),

@@ -12,8 +12,9 @@
  *   Chromium 156, with urlPatterns and with the old urls). Per-URL network conditions do
  *   (originConditions): allowed origins get none, every other http(s)/ws(s) URL is emulated offline, so
  *   the handshake is never sent. The attempt is reported from Network.webSocketCreated. For HTTP these
- *   rules sit below Fetch, which has already refused such a request. (A later page-wide
- *   Network.emulateNetworkConditions from another tool would replace them.)
+ *   rules sit below Fetch, which has already refused such a request. They are the guard's restrictions
+ *   in the page's composed rule list (browser/network_rules.ts), so emulate's page-wide throttling or
+ *   offline composes with them instead of replacing them.
  * - Child targets: the page session's Fetch covers same-process iframes (127.0.0.1 on another port is the
  *   same site) and dedicated workers' HTTP, but neither an out-of-process iframe's requests (another site,
  *   e.g. localhost beside 127.0.0.1) nor any worker's WebSocket. So the page attaches its iframes and
@@ -28,7 +29,8 @@
  */
 import type { CommandParams, EventParams } from "../browser/cdp.ts";
 import type { BrowserSession } from "../browser/session.ts";
-import type { PageTarget, TargetOverride } from "../browser/targets.ts";
+import type { PageTarget } from "../browser/targets.ts";
+import { type NetworkRuleSource, pageNetworkRules, sendNetworkRules } from "../browser/network_rules.ts";
 import { ToolError } from "../errors.ts";
 import { logger } from "../log.ts";
 import { attachChildren, type AttachedChild } from "./child_attach.ts";
@@ -138,14 +140,15 @@ export function installGuard(
   // A key of its own: addPageSetup is idempotent by key, and a later guard in the same session is another.
   const key = `scenario_guard:${crypto.randomUUID()}`;
 
-  const setup: TargetOverride = {
+  const setup: NetworkRuleSource = {
+    networkRestrictions: (page) => active && inScope(page) ? conditions : [],
     apply(page: PageTarget, timeoutMs?: number): Array<Promise<unknown>> {
       if (!active || !inScope(page)) return [];
       const send = <M extends SetupCommand>(method: M, params: CommandParams<M>) =>
         tolerated(page.send(method, params, timeoutMs), (message) => onSetupError(page, method, message));
       const sent = [
         send("Network.enable", { maxTotalBufferSize: 0, maxResourceBufferSize: 0 }),
-        send("Network.emulateNetworkConditionsByRule", { matchedNetworkConditions: conditions }),
+        send("Network.emulateNetworkConditionsByRule", { matchedNetworkConditions: pageNetworkRules(page) }),
         send("Fetch.enable", { patterns: [{ urlPattern: "*", requestStage: "Request" }] }),
       ];
       if (plan.blockServiceWorkers) {
@@ -277,7 +280,8 @@ export function installGuard(
       if (page.closed) continue;
       // Disabling Fetch releases whatever is still paused; no request is left hanging without a listener.
       page.send("Fetch.disable").catch(() => {});
-      page.send("Network.emulateNetworkConditionsByRule", { matchedNetworkConditions: [] }).catch(() => {});
+      // What other owners (emulate) set stays: only the guard's restrictions leave the list.
+      sendNetworkRules(page).catch(() => {});
       // Children already attached keep their rules until they go (their sessions are not tracked here).
       if (plan.blockServiceWorkers) {
         page.send("Network.setBypassServiceWorker", { bypass: false }).catch(() => {});
