@@ -2,6 +2,16 @@ import type { Protocol } from "devtools-protocol";
 import type { BrowserSession } from "./session.ts";
 import type { PageTarget } from "./targets.ts";
 import { sanitizeConsoleArgs, sanitizeStackFunction, sanitizeText, sanitizeUrl } from "./privacy.ts";
+import { trackNetworkDetail } from "../devtools/network_log.ts";
+import {
+  type CdpFrame,
+  isLoopbackUrl,
+  type MappedFrame,
+  plainFrames,
+  sessionResolver,
+  storedFrameUrl,
+  storedSource,
+} from "../devtools/source_maps.ts";
 
 export type EventKind =
   | "console"
@@ -75,6 +85,20 @@ export function emitSessionEvent(
 
 const STACK_FRAMES = 5;
 const REMOTE_OBJECT_TEXT = 200;
+/** How long an error row waits for its stack's source maps before it is written unmapped. */
+const FRAME_MAP_WAIT_MS = 2_000;
+/** Console calls whose rows carry `frames` (source-mapped where a map is on loopback). */
+const FRAMED_CONSOLE = new Set(["error", "assert", "warning", "trace"]);
+
+/**
+ * Network.enable's buffers, for every caller on a page session (a later enable resets them): Chrome
+ * keeps recent response bodies in the renderer's memory, never on our disk, so get_network_request can
+ * read one while the page lives.
+ */
+export const NETWORK_ENABLE_PARAMS = {
+  maxTotalBufferSize: 16 * 1024 * 1024,
+  maxResourceBufferSize: 2 * 1024 * 1024,
+} as const;
 
 function describeArg(arg: Protocol.Runtime.RemoteObject): string {
   if (arg.type === "string") return String(arg.value);
@@ -118,6 +142,7 @@ const UNFINISHED_ROW_MS = 500;
  */
 export function recordBrowserEvents(session: BrowserSession, emit: EventSink): () => void {
   sessionSinks.set(session, emit);
+  const stopDetail = trackNetworkDetail(session);
   const nowNs = () => Math.round(session.now() * 1e6);
   const row = (page: PageTarget | undefined, kind: EventKind, fields: Partial<EventRow>): EventRow => ({
     session_id: session.id,
@@ -131,6 +156,31 @@ export function recordBrowserEvents(session: BrowserSession, emit: EventSink): (
     ...fields,
   });
   const requests = new Map<string, PendingRequest>();
+  const resolver = sessionResolver(session);
+  /** Rows waiting on a source map, each emitting itself unmapped when called. */
+  const pendingRows = new Set<() => void>();
+  /**
+   * Emits an error row with its `frames`: at once when no frame is a loopback script, else once the
+   * maps resolve (bounded by FRAME_MAP_WAIT_MS), keeping the row's own at_ns and attribution. Frames of
+   * inline scripts name the document itself, which has no one map, so they are not looked up.
+   */
+  const emitFramed = (page: PageTarget, cdp: CdpFrame[], build: (frames: MappedFrame[]) => EventRow) => {
+    const plain = plainFrames(cdp, STACK_FRAMES, storedFrameUrl);
+    const lookup = (url: string) => isLoopbackUrl(url) && url !== page.url;
+    if (!cdp.some((f) => lookup(f.url))) return emit(build(plain));
+    let done = false;
+    const finish = (frames: MappedFrame[]) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      pendingRows.delete(unmapped);
+      emit(build(frames));
+    };
+    const unmapped = () => finish(plain);
+    const timer = setTimeout(unmapped, FRAME_MAP_WAIT_MS);
+    pendingRows.add(unmapped);
+    resolver.frames(cdp, STACK_FRAMES, storedFrameUrl, storedSource, lookup).then(finish, unmapped);
+  };
   /** One row per request, at its start time and attributed to the interaction that started it. */
   const finishRequest = (
     requestId: string,
@@ -179,31 +229,43 @@ export function recordBrowserEvents(session: BrowserSession, emit: EventSink): (
   const offs = [
     session.onPageEvent("Runtime.consoleAPICalled", (page, p) => {
       const text = sanitizeConsoleArgs(p.args.map(describeArg));
-      emit(row(page, "console", {
+      const base = row(page, "console", {
         interaction_id: session.interactions.at(p.timestamp) ?? null,
         level: p.type,
         text: text.text,
-        data: JSON.stringify({
-          redactions: text.redactions,
-          truncated: text.truncated,
-          stack: stackFunctions(p.stackTrace),
-        }),
-      }));
+      });
+      const data = {
+        redactions: text.redactions,
+        truncated: text.truncated,
+        stack: stackFunctions(p.stackTrace),
+      };
+      if (!FRAMED_CONSOLE.has(p.type)) return emit({ ...base, data: JSON.stringify(data) });
+      emitFramed(
+        page,
+        p.stackTrace?.callFrames ?? [],
+        (frames) => ({ ...base, data: JSON.stringify({ ...data, frames }) }),
+      );
     }),
     session.onPageEvent("Runtime.exceptionThrown", (page, p) => {
       const d = p.exceptionDetails;
       const message = sanitizeText(d.exception?.description?.split("\n")[0] ?? d.text);
-      emit(row(page, "exception", {
+      const base = row(page, "exception", {
         interaction_id: session.interactions.at(p.timestamp) ?? null,
         level: "error",
         text: message.text,
-        data: JSON.stringify({
-          line: d.lineNumber,
-          column: d.columnNumber,
-          source: d.url ? sanitizeUrl(d.url).redacted : null,
-          stack: stackFunctions(d.stackTrace),
-        }),
-      }));
+      });
+      const data = {
+        line: d.lineNumber,
+        column: d.columnNumber,
+        source: d.url ? sanitizeUrl(d.url).redacted : null,
+        stack: stackFunctions(d.stackTrace),
+      };
+      // A syntax error has no stack: its one frame is where it was thrown.
+      const cdp: CdpFrame[] = d.stackTrace?.callFrames ??
+        (d.url
+          ? [{ functionName: "", url: d.url, lineNumber: d.lineNumber, columnNumber: d.columnNumber }]
+          : []);
+      emitFramed(page, cdp, (frames) => ({ ...base, data: JSON.stringify({ ...data, frames }) }));
     }),
     session.onPageEvent("Network.requestWillBeSent", (page, p) => {
       const url = sanitizeUrl(p.request.url);
@@ -261,7 +323,7 @@ export function recordBrowserEvents(session: BrowserSession, emit: EventSink): (
       emit(row(page, "dialog", { text: p.result ? "accepted" : "dismissed" }));
     }),
     session.onPageAdded((page) => {
-      page.send("Network.enable", { maxTotalBufferSize: 0, maxResourceBufferSize: 0 }).catch(() => {});
+      page.send("Network.enable", NETWORK_ENABLE_PARAMS).catch(() => {});
       emit(row(page, "target", {
         text: "page opened",
         data: JSON.stringify({
@@ -274,7 +336,7 @@ export function recordBrowserEvents(session: BrowserSession, emit: EventSink): (
   ];
   // Pages that existed before recording began are targets of this session too.
   for (const page of session.pages.values()) {
-    page.send("Network.enable", { maxTotalBufferSize: 0, maxResourceBufferSize: 0 }).catch(() => {});
+    page.send("Network.enable", NETWORK_ENABLE_PARAMS).catch(() => {});
     emit(row(page, "target", {
       text: "page attached",
       data: JSON.stringify({
@@ -286,6 +348,8 @@ export function recordBrowserEvents(session: BrowserSession, emit: EventSink): (
   return () => {
     if (sessionSinks.get(session) === emit) sessionSinks.delete(session);
     offs.forEach((off) => off());
+    stopDetail();
+    for (const unmapped of [...pendingRows]) unmapped();
     for (const r of requests.values()) clearTimeout(r.unread);
   };
 }

@@ -1,0 +1,173 @@
+/**
+ * Headers and URLs as get_network_request shows them for a live page: the real path (the page can read
+ * it anyway), query values hidden unless asked, and the values of credential headers (cookies,
+ * authorization, set-cookie, and any name the sanitizer calls sensitive) replaced by a placeholder that
+ * keeps only their length. Pure.
+ */
+
+import { HEADER_KEYS, isSensitiveKey } from "../browser/privacy_keys.ts";
+
+export interface HeaderEntry {
+  name: string;
+  value: string;
+}
+
+export interface RedactedHeaders {
+  headers: HeaderEntry[];
+  /** Names whose values were replaced, lowercased, once each. */
+  redacted: string[];
+  /** Headers past the cap, not shown. */
+  omitted: number;
+}
+
+const MAX_HEADERS = 100;
+const VALUE_CHARS = 2048;
+
+export function redactedPlaceholder(value: string): string {
+  return `<redacted: ${value.length} chars>`;
+}
+
+export function isSensitiveHeader(name: string): boolean {
+  const lower = name.toLowerCase();
+  return HEADER_KEYS.has(lower) || isSensitiveKey(lower);
+}
+
+/**
+ * CDP's header object as entries. Chrome joins repeated headers (Set-Cookie above all) with "\n"; each
+ * becomes its own entry, so each cookie's placeholder counts its own length.
+ */
+export function redactHeaders(headers: Record<string, string> | undefined): RedactedHeaders {
+  const out: HeaderEntry[] = [];
+  const redacted = new Set<string>();
+  let total = 0;
+  for (const [name, joined] of Object.entries(headers ?? {})) {
+    const sensitive = isSensitiveHeader(name);
+    for (const value of String(joined).split("\n")) {
+      total++;
+      if (out.length >= MAX_HEADERS) continue;
+      if (sensitive) {
+        redacted.add(name.toLowerCase());
+        out.push({ name, value: redactedPlaceholder(value) });
+      } else {
+        out.push({ name, value: value.length > VALUE_CHARS ? `${value.slice(0, VALUE_CHARS)}…` : value });
+      }
+    }
+  }
+  return { headers: out, redacted: [...redacted], omitted: total - out.length };
+}
+
+/**
+ * A request URL for the live page: userinfo dropped, path kept, each query value replaced by
+ * `<N chars>` unless `showQuery`; a value under a sensitive key (token, api_key, …) stays
+ * `<redacted: N chars>` even then. data: URLs show their mime and length only.
+ */
+export function liveUrl(raw: string, showQuery: boolean): string {
+  if (/^data:/i.test(raw)) {
+    const mime = /^data:([^;,]{0,64})/i.exec(raw)?.[1] || "text/plain";
+    return `data:${mime},<${raw.length} chars>`;
+  }
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    return "<invalid-url>";
+  }
+  u.username = "";
+  u.password = "";
+  if (u.search.length <= 1) return u.href;
+  const parts = u.search.slice(1).split("&").map((p) => {
+    const eq = p.indexOf("=");
+    if (eq < 0) return p;
+    const key = p.slice(0, eq);
+    const value = p.slice(eq + 1);
+    let decodedKey = key;
+    try {
+      decodedKey = decodeURIComponent(key.replace(/\+/g, " "));
+    } catch { /* keep the raw key */ }
+    if (isSensitiveKey(decodedKey)) return `${key}=${redactedPlaceholder(value)}`;
+    return showQuery ? p : `${key}=<${value.length} chars>`;
+  });
+  const base = u.href.slice(0, u.href.length - u.search.length - u.hash.length);
+  return `${base}?${parts.join("&")}${u.hash}`;
+}
+
+/** Chrome's ResourceTiming (ms offsets from requestTime, -1 when a phase did not happen). */
+export interface ResourceTimingLike {
+  requestTime: number;
+  proxyStart: number;
+  proxyEnd: number;
+  dnsStart: number;
+  dnsEnd: number;
+  connectStart: number;
+  connectEnd: number;
+  sslStart: number;
+  sslEnd: number;
+  workerStart: number;
+  sendStart: number;
+  sendEnd: number;
+  receiveHeadersEnd: number;
+}
+
+export interface TimingPhases {
+  /** From the request's creation until Chrome started on it (queueing). */
+  queued_ms: number | null;
+  /** From start until the first network phase (stalled: sockets, proxy, cache checks). */
+  blocked_ms: number | null;
+  dns_ms: number | null;
+  /** TCP connect, TLS included. */
+  connect_ms: number | null;
+  ssl_ms: number | null;
+  send_ms: number | null;
+  /** Waiting for the first response byte (TTFB): request sent to headers received. */
+  wait_ms: number | null;
+  /** Headers received to the last body byte. */
+  receive_ms: number | null;
+  /** Creation to finish (or to the failure, or to now while in flight: see `complete`). */
+  total_ms: number | null;
+}
+
+const r1 = (ms: number) => Math.round(ms * 10) / 10;
+const span = (start: number, end: number) => (start >= 0 && end >= start ? r1(end - start) : null);
+
+/**
+ * The DevTools timing phases. `issued` and `ended` are Chrome's monotonic seconds (the
+ * requestWillBeSent and loadingFinished/Failed timestamps); `timing` is absent for cache hits and
+ * failures before a response.
+ */
+export function timingPhases(
+  issued: number,
+  timing: ResourceTimingLike | undefined,
+  ended: number | undefined,
+): TimingPhases {
+  const total = ended !== undefined ? r1((ended - issued) * 1000) : null;
+  if (!timing) {
+    return {
+      queued_ms: null,
+      blocked_ms: null,
+      dns_ms: null,
+      connect_ms: null,
+      ssl_ms: null,
+      send_ms: null,
+      wait_ms: null,
+      receive_ms: null,
+      total_ms: total,
+    };
+  }
+  const firstNet = [timing.proxyStart, timing.dnsStart, timing.connectStart, timing.sendStart]
+    .filter((t) => t >= 0);
+  const headers = timing.receiveHeadersEnd;
+  const receive = ended !== undefined && headers >= 0
+    ? r1(Math.max(0, (ended - timing.requestTime) * 1000 - headers))
+    : null;
+  return {
+    queued_ms: r1(Math.max(0, (timing.requestTime - issued) * 1000)),
+    blocked_ms: firstNet.length ? r1(Math.min(...firstNet)) : null,
+    dns_ms: span(timing.dnsStart, timing.dnsEnd),
+    connect_ms: span(timing.connectStart, timing.connectEnd),
+    ssl_ms: span(timing.sslStart, timing.sslEnd),
+    send_ms: span(timing.sendStart, timing.sendEnd),
+    wait_ms: span(timing.sendEnd, headers),
+    receive_ms: receive,
+    total_ms: total,
+  };
+}

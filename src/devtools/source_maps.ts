@@ -1,0 +1,299 @@
+/**
+ * Source-mapped stack frames. A script's map is found from its `SourceMap` header or its trailing
+ * `//# sourceMappingURL=` comment (an inline `data:` map included) and fetched only from loopback
+ * (127.0.0.1, localhost, [::1]) with a short timeout and a size cap: a dev server's maps, never the
+ * internet. Maps are cached per session (bounded, short-lived so a rebuild is picked up) and never
+ * written to disk. Lookup uses source-map-js.
+ */
+
+import { SourceMapConsumer } from "source-map-js";
+import { sanitizeStackFunction, sanitizeText, sanitizeUrl } from "../browser/privacy.ts";
+
+export const SOURCE_MAP_LIMITS = {
+  fetch_timeout_ms: 1_500,
+  max_script_bytes: 8 * 1024 * 1024,
+  max_map_bytes: 8 * 1024 * 1024,
+  cached_scripts: 64,
+  cache_ttl_ms: 60_000,
+} as const;
+
+/** A frame as CDP reports it: 0-based line and column. */
+export interface CdpFrame {
+  functionName: string;
+  url: string;
+  lineNumber: number;
+  columnNumber: number;
+}
+
+/** Where a generated position came from, 1-based line and column as editors show them. */
+export interface OriginalPosition {
+  source: string;
+  line: number;
+  column: number;
+  name?: string;
+}
+
+/** One frame as events and get_network_request report it: 1-based line and column. */
+export interface MappedFrame {
+  function: string;
+  url: string;
+  line: number;
+  column: number;
+  original?: OriginalPosition;
+}
+
+export function isLoopbackUrl(raw: string): boolean {
+  try {
+    const u = new URL(raw);
+    if (u.protocol !== "http:" && u.protocol !== "https:") return false;
+    return u.hostname === "127.0.0.1" || u.hostname === "localhost" || u.hostname === "[::1]";
+  } catch {
+    return false;
+  }
+}
+
+/** The last `//# sourceMappingURL=` (or the old `//@`) in a script's tail; CSS-style `/*#` too. */
+export function findSourceMappingUrl(script: string): string | null {
+  const tail = script.slice(-4096);
+  const re = /(?:\/\/|\/\*)[#@][ \t]*sourceMappingURL=([^\s'"*]+)/g;
+  let found: string | null = null;
+  for (const m of tail.matchAll(re)) found = m[1];
+  return found;
+}
+
+/** The JSON text of a `data:application/json[;charset=…][;base64],…` map, or null. */
+export function decodeDataMap(url: string): string | null {
+  const m = /^data:([^,]*),(.*)$/s.exec(url);
+  if (!m) return null;
+  const meta = m[1].toLowerCase();
+  if (!meta.startsWith("application/json") && meta !== "" && !meta.startsWith("text/plain")) return null;
+  try {
+    if (meta.split(";").includes("base64")) {
+      return new TextDecoder().decode(Uint8Array.fromBase64(m[2]));
+    }
+    return decodeURIComponent(m[2]);
+  } catch {
+    return null;
+  }
+}
+
+/** A consumer over map JSON, or null for anything that is not a usable map. */
+export function parseSourceMap(json: string): SourceMapConsumer | null {
+  try {
+    const raw = JSON.parse(json);
+    if (raw === null || typeof raw !== "object" || (!("mappings" in raw) && !("sections" in raw))) {
+      return null;
+    }
+    return new SourceMapConsumer(raw);
+  } catch {
+    return null;
+  }
+}
+
+/** `line0`/`column0` are CDP's 0-based position in the generated script. */
+export function originalOf(map: SourceMapConsumer, line0: number, column0: number): OriginalPosition | null {
+  const p = map.originalPositionFor({ line: line0 + 1, column: column0 });
+  if (p.source === null || p.line === null) return null;
+  return {
+    source: p.source,
+    line: p.line,
+    column: (p.column ?? 0) + 1,
+    ...(p.name ? { name: p.name } : {}),
+  };
+}
+
+/**
+ * A map's source name as it may be stored: scheme and host dropped (`webpack:///src/a.ts`,
+ * `http://127.0.0.1:5173/src/a.ts` → `src/a.ts`), an absolute file path cut to its last three parts
+ * (no home directory), then the text sanitizer.
+ */
+export function storedSource(source: string): string {
+  let s = source.replace(/^[a-z][a-z0-9+.-]*:\/\/[^/]*/i, "").replace(/^(?:\.\/)+/, "");
+  if (/^(?:\/|[A-Za-z]:[\\/])/.test(s)) {
+    const parts = s.split(/[\\/]/).filter((p) => p !== "");
+    s = parts.length > 3 ? `…/${parts.slice(-3).join("/")}` : parts.join("/");
+  }
+  return sanitizeText(s, 200).text;
+}
+
+type Fetcher = (url: string, init: { signal: AbortSignal }) => Promise<Response>;
+
+interface CacheEntry {
+  at: number;
+  map: Promise<SourceMapConsumer | null>;
+}
+
+/** Reads a response body up to `cap` bytes; null past it. */
+async function cappedText(res: Response, cap: number): Promise<string | null> {
+  const length = Number(res.headers.get("content-length") ?? "0");
+  if (length > cap) {
+    await res.body?.cancel();
+    return null;
+  }
+  if (!res.body) return "";
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.length;
+    if (total > cap) {
+      await reader.cancel();
+      return null;
+    }
+    chunks.push(value);
+  }
+  const all = new Uint8Array(total);
+  let at = 0;
+  for (const c of chunks) {
+    all.set(c, at);
+    at += c.length;
+  }
+  return new TextDecoder().decode(all);
+}
+
+/** Per-session map cache and lookups; `fetcher` is injectable for tests. */
+export class SourceMapResolver {
+  readonly #cache = new Map<string, CacheEntry>();
+  readonly #fetch: Fetcher;
+  readonly #now: () => number;
+
+  constructor(fetcher: Fetcher = (url, init) => fetch(url, init), now: () => number = () => Date.now()) {
+    this.#fetch = fetcher;
+    this.#now = now;
+  }
+
+  /** Whether `url` could have a map this resolver would fetch (so callers skip the wait otherwise). */
+  static candidate(url: string): boolean {
+    return isLoopbackUrl(url);
+  }
+
+  /** The map of a loopback script, or null (no map, not loopback, too big, slow, unparseable). */
+  mapFor(scriptUrl: string): Promise<SourceMapConsumer | null> {
+    if (!isLoopbackUrl(scriptUrl)) return Promise.resolve(null);
+    const now = this.#now();
+    const hit = this.#cache.get(scriptUrl);
+    if (hit && now - hit.at < SOURCE_MAP_LIMITS.cache_ttl_ms) {
+      this.#cache.delete(scriptUrl);
+      this.#cache.set(scriptUrl, hit);
+      return hit.map;
+    }
+    const map = this.#load(scriptUrl).catch(() => null);
+    this.#cache.delete(scriptUrl);
+    this.#cache.set(scriptUrl, { at: now, map });
+    while (this.#cache.size > SOURCE_MAP_LIMITS.cached_scripts) {
+      const oldest = this.#cache.keys().next().value;
+      if (oldest === undefined) break;
+      this.#cache.delete(oldest);
+    }
+    return map;
+  }
+
+  async #get(url: string, cap: number): Promise<{ text: string; res: Response } | null> {
+    const res = await this.#fetch(url, { signal: AbortSignal.timeout(SOURCE_MAP_LIMITS.fetch_timeout_ms) });
+    if (!res.ok) {
+      await res.body?.cancel();
+      return null;
+    }
+    if (/^text\/html\b/i.test(res.headers.get("content-type") ?? "")) {
+      // An inline script's frames name the document: there is no one map to read.
+      await res.body?.cancel();
+      return null;
+    }
+    const text = await cappedText(res, cap);
+    return text === null ? null : { text, res };
+  }
+
+  async #load(scriptUrl: string): Promise<SourceMapConsumer | null> {
+    const script = await this.#get(scriptUrl, SOURCE_MAP_LIMITS.max_script_bytes);
+    if (!script) return null;
+    const ref = script.res.headers.get("sourcemap") ?? script.res.headers.get("x-sourcemap") ??
+      findSourceMappingUrl(script.text);
+    if (!ref) return null;
+    let mapUrl: string;
+    try {
+      mapUrl = new URL(ref, scriptUrl).href;
+    } catch {
+      return null;
+    }
+    if (mapUrl.startsWith("data:")) {
+      const json = decodeDataMap(mapUrl);
+      return json === null ? null : parseSourceMap(json);
+    }
+    if (!isLoopbackUrl(mapUrl)) return null;
+    const map = await this.#get(mapUrl, SOURCE_MAP_LIMITS.max_map_bytes);
+    return map ? parseSourceMap(map.text) : null;
+  }
+
+  /** The original position of a generated one (CDP 0-based), or null. */
+  async original(scriptUrl: string, line0: number, column0: number): Promise<OriginalPosition | null> {
+    const map = await this.mapFor(scriptUrl);
+    return map ? originalOf(map, line0, column0) : null;
+  }
+
+  /**
+   * Up to `max` frames, each with its original position where a map resolves. `present` turns the
+   * generated URL into what the caller may show (sanitized for stored events, live for a tool reply);
+   * stored callers also pass `storedSource` for the original's source name.
+   */
+  async frames(
+    frames: CdpFrame[],
+    max: number,
+    present: (url: string) => string,
+    source: (s: string) => string = (s) => s,
+    lookup: (url: string) => boolean = isLoopbackUrl,
+  ): Promise<MappedFrame[]> {
+    return await Promise.all(
+      frames.slice(0, max).map(async (f) => {
+        const original = f.url && lookup(f.url)
+          ? await this.original(f.url, f.lineNumber, f.columnNumber)
+          : null;
+        return {
+          function: sanitizeStackFunction(f.functionName || "(anonymous)"),
+          url: present(f.url),
+          line: f.lineNumber + 1,
+          column: f.columnNumber + 1,
+          ...(original
+            ? {
+              original: {
+                ...original,
+                source: source(original.source),
+                ...(original.name ? { name: sanitizeStackFunction(original.name) } : {}),
+              },
+            }
+            : {}),
+        };
+      }),
+    );
+  }
+}
+
+/** Frames without any lookup (no loopback script among them): same shape, synchronously. */
+export function plainFrames(
+  frames: CdpFrame[],
+  max: number,
+  present: (url: string) => string,
+): MappedFrame[] {
+  return frames.slice(0, max).map((f) => ({
+    function: sanitizeStackFunction(f.functionName || "(anonymous)"),
+    url: present(f.url),
+    line: f.lineNumber + 1,
+    column: f.columnNumber + 1,
+  }));
+}
+
+/** The stored form of a frame URL: the event rows' path hashing. */
+export const storedFrameUrl = (url: string): string => (url ? sanitizeUrl(url).redacted : "");
+
+const resolvers = new WeakMap<object, SourceMapResolver>();
+
+/** The session's resolver (keyed by the session object, so its cache ends with it). */
+export function sessionResolver(session: object): SourceMapResolver {
+  let r = resolvers.get(session);
+  if (!r) {
+    r = new SourceMapResolver();
+    resolvers.set(session, r);
+  }
+  return r;
+}
