@@ -43,7 +43,10 @@ export function isPassRule(r: NetworkRule): boolean {
 }
 
 /** The composed list (pure): restrictions with their pass entries throttled, then the global entry. */
-export function composeRules(restrictions: readonly NetworkRule[], conditions?: NetworkThrottle): NetworkRule[] {
+export function composeRules(
+  restrictions: readonly NetworkRule[],
+  conditions?: NetworkThrottle,
+): NetworkRule[] {
   if (!conditions) return restrictions.map((r) => ({ ...r }));
   return [
     ...restrictions.map((r) => isPassRule(r) ? { ...r, ...conditions } : { ...r }),

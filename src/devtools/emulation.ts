@@ -73,11 +73,19 @@ function groupCommands(
         ? [
           page.send("Emulation.setGeolocationOverride", { ...s.geolocation }, timeoutMs),
           // Every origin of the page's context: the page may navigate elsewhere and must not prompt.
-          page.send("Browser.setPermission", { permission: { name: "geolocation" }, setting: "granted" }, timeoutMs),
+          page.send(
+            "Browser.setPermission",
+            { permission: { name: "geolocation" }, setting: "granted" },
+            timeoutMs,
+          ),
         ]
         : [
           page.send("Emulation.clearGeolocationOverride", undefined, timeoutMs),
-          page.send("Browser.setPermission", { permission: { name: "geolocation" }, setting: "prompt" }, timeoutMs),
+          page.send(
+            "Browser.setPermission",
+            { permission: { name: "geolocation" }, setting: "prompt" },
+            timeoutMs,
+          ),
         ];
     case "media": {
       const m = s.media ?? {};

@@ -107,8 +107,9 @@ export function resolveNetwork(arg: NonNullable<EmulationRequest["network"]>): N
       code: "unknown_network_preset",
       message: `Unknown network preset ${JSON.stringify(arg)}; known: ${NETWORK_NAMES.join(", ")}.`,
       retry: "never",
-      recovery:
-        `Pass one of ${NETWORK_NAMES.join(", ")} (slow_3g style accepted), or {latency_ms, download_kbps, upload_kbps}.`,
+      recovery: `Pass one of ${
+        NETWORK_NAMES.join(", ")
+      } (slow_3g style accepted), or {latency_ms, download_kbps, upload_kbps}.`,
       details: { value: arg, allowed: NETWORK_NAMES },
     });
   }
@@ -124,6 +125,27 @@ export function throttleOf(n: NetworkEmulation): NetworkThrottle {
     downloadThroughput: bps(n.download_kbps),
     uploadThroughput: bps(n.upload_kbps),
   };
+}
+
+/**
+ * Timezones are checked here against the same ICU names: Chrome refuses an unknown id only while no
+ * timezone override is active; with one active it answers success and keeps the old zone (measured on
+ * Chromium 156), so its refusal alone would let a typo look applied.
+ */
+export function checkTimezone(timezone: string): string {
+  try {
+    if (!/^[+-]\d/.test(timezone)) {
+      new Intl.DateTimeFormat("en-US", { timeZone: timezone });
+      return timezone;
+    }
+  } catch { /* reported below */ }
+  throw new ToolError({
+    code: "invalid_timezone",
+    message: `Timezone ${JSON.stringify(timezone)} is not an IANA timezone id.`,
+    retry: "never",
+    recovery: 'Pass an IANA id such as "Europe/Berlin", "America/New_York" or "UTC".',
+    details: { value: timezone },
+  });
 }
 
 /** Locale syntax is checked here (BCP 47); whether Chrome has the locale is its own answer. */
@@ -177,7 +199,7 @@ export function mergeEmulation(prev: EmulationState, req: EmulationRequest): Mer
     );
   }
   if (req.media !== undefined) set("media", mergeMedia(base.media, req.media));
-  if (req.timezone !== undefined) set("timezone", req.timezone);
+  if (req.timezone !== undefined) set("timezone", req.timezone === null ? null : checkTimezone(req.timezone));
   if (req.locale !== undefined) set("locale", req.locale === null ? null : checkLocale(req.locale));
   if (req.user_agent !== undefined) set("user_agent", req.user_agent);
   const changed: Partial<Record<EmulationGroup, unknown>> = {};
@@ -218,7 +240,9 @@ function describePart(g: EmulationGroup, s: EmulationState): string | undefined 
       return s.cpu_slowdown === undefined ? undefined : `cpu ${num(s.cpu_slowdown)}×`;
     case "geolocation":
       return s.geolocation &&
-        `geolocation ${s.geolocation.latitude},${s.geolocation.longitude} (±${num(s.geolocation.accuracy)} m)`;
+        `geolocation ${s.geolocation.latitude},${s.geolocation.longitude} (±${
+          num(s.geolocation.accuracy)
+        } m)`;
     case "media":
       return s.media && describeMedia(s.media);
     case "timezone":
@@ -227,7 +251,9 @@ function describePart(g: EmulationGroup, s: EmulationState): string | undefined 
       return s.locale && `locale ${s.locale}`;
     case "user_agent":
       return s.user_agent !== undefined
-        ? `user agent "${s.user_agent.length > UA_TEXT ? `${s.user_agent.slice(0, UA_TEXT)}…` : s.user_agent}"`
+        ? `user agent "${
+          s.user_agent.length > UA_TEXT ? `${s.user_agent.slice(0, UA_TEXT)}…` : s.user_agent
+        }"`
         : undefined;
   }
 }

@@ -21,10 +21,9 @@ export const emulationTools: Tool[] = [
     name: "emulate",
     capability: "devtools",
     output: OUTPUT_SCHEMAS.emulate,
-    description:
-      `Emulate on one page: network (${
-        NETWORK_NAMES.join(", ")
-      } or {latency_ms, download_kbps, upload_kbps}), cpu_slowdown (1-${CPU_LIMITS.max}×), geolocation, media features, timezone, locale, user_agent. Merges with what is set (null or "none" removes a part; clear: true removes all), survives navigation, and each change is an emulation event on the timeline.`,
+    description: `Emulate on one page: network (${
+      NETWORK_NAMES.join(", ")
+    } or {latency_ms, download_kbps, upload_kbps}), cpu_slowdown (1-${CPU_LIMITS.max}×), geolocation, media features, timezone, locale, user_agent. Merges with what is set (null or "none" removes a part; clear: true removes all), survives navigation, and each change is an emulation event on the timeline.`,
     input: z.strictObject({
       page_id: pageId.optional(),
       network: z.union([

@@ -1,0 +1,159 @@
+import { assert, assertEquals } from "../assert.ts";
+import { e2e, errorCode, type ServerHandle, structured, textOf, withServer } from "./harness.ts";
+
+interface Event {
+  kind: string;
+  text: string | null;
+  page_id: string | null;
+  data: Record<string, unknown> | null;
+}
+
+interface Seen {
+  dark: boolean;
+  reduced_motion: boolean;
+  timezone: string;
+  language: string;
+  user_agent: string;
+  online: boolean;
+  geolocation?: [number, number] | string;
+}
+
+async function evaluate<T>(server: ServerHandle, expression: string): Promise<T> {
+  const r = await server.call("evaluate_page", { expression, timeout_ms: 20_000 });
+  assert(!r.isError, textOf(r));
+  return structured(r).value as T;
+}
+
+async function emulate(
+  server: ServerHandle,
+  args: Record<string, unknown>,
+): Promise<Record<string, unknown>> {
+  const r = await server.call("emulate", args);
+  assert(!r.isError, textOf(r));
+  return structured(r);
+}
+
+async function events(server: ServerHandle, kinds: string[]): Promise<Event[]> {
+  return structured(await server.call("query_browser_events", { kinds, max_events: 200 })).events as Event[];
+}
+
+/** The smallest of a few runs of the same loop: the page's own speed, least disturbed by the host's load. */
+async function loopMs(server: ServerHandle, n: number): Promise<number> {
+  const runs = await evaluate<number[]>(server, `[busyLoop(${n}), busyLoop(${n}), busyLoop(${n})]`);
+  return Math.min(...runs);
+}
+
+Deno.test({
+  name:
+    "emulate: offline fails a fetch, Slow 3G delays one by 2 s, cpu 4× slows a loop, media/geolocation/timezone/locale reach the page, survive navigation, are events, and clear",
+  ...e2e,
+  fn: () =>
+    withServer(async (server, site) => {
+      const base = `${site.origin}/emulation`;
+      await server.call("navigate_page", { url: `${base}/index.html` });
+      const before = await evaluate<Seen>(server, "seen(false)");
+
+      // CPU: the same loop in the same page, before and after.
+      const N = 3_000_000;
+      await loopMs(server, N); // warm the JIT so both measurements run optimized code
+      const fast = await loopMs(server, N);
+      const cpu = await emulate(server, { cpu_slowdown: 4 });
+      assertEquals((cpu.emulation as Record<string, unknown>).cpu_slowdown, 4);
+      const slow = await loopMs(server, N);
+      assert(slow >= fast * 2, `cpu 4× slows the loop: ${fast.toFixed(1)} ms → ${slow.toFixed(1)} ms`);
+      await emulate(server, { cpu_slowdown: 1 });
+
+      // Network: a 2 s latency preset, then offline.
+      const slow3g = await emulate(server, { network: "slow_3g" });
+      const net = (slow3g.emulation as { network: Record<string, unknown> }).network;
+      assertEquals([net.preset, net.latency_ms, net.download_kbps], ["Slow 3G", 2_000, 400]);
+      assert(textOf(await server.call("emulate", {})).includes("unchanged"));
+      const delayed = await evaluate<{ ok: boolean; ms: number }>(server, "timedFetch('data.json')");
+      assert(delayed.ok && delayed.ms >= 2_000, `Slow 3G delays the fetch ≥ 2 s: ${JSON.stringify(delayed)}`);
+
+      await emulate(server, { network: "offline" });
+      const failed = await evaluate<{ ok: boolean; error?: string }>(server, "timedFetch('data.json')");
+      assertEquals(failed.ok, false, JSON.stringify(failed));
+      assertEquals((await evaluate<Seen>(server, "seen(false)")).online, false);
+      await server.call("wait", { time_ms: 300 });
+      const failures = await events(server, ["request_failed"]);
+      assert(
+        failures.some((e) => String(e.data?.error).includes("INTERNET_DISCONNECTED")),
+        `the failure says offline: ${JSON.stringify(failures)}`,
+      );
+
+      // Media, geolocation, timezone, locale, merged into one state.
+      const set = await emulate(server, {
+        network: "none",
+        media: { prefers_color_scheme: "dark", prefers_reduced_motion: "reduce" },
+        geolocation: { latitude: 48.8584, longitude: 2.2945 },
+        timezone: "Asia/Tokyo",
+        locale: "de-DE",
+      });
+      assertEquals(Object.keys(set.emulation as object).sort(), [
+        "geolocation",
+        "locale",
+        "media",
+        "timezone",
+      ]);
+      const seen = await evaluate<Seen>(server, "seen()");
+      assertEquals(seen.dark, true);
+      assertEquals(seen.reduced_motion, true);
+      assertEquals(seen.timezone, "Asia/Tokyo");
+      assertEquals(seen.language, "de-DE");
+      assertEquals(seen.online, true);
+      assertEquals(seen.geolocation, [48.8584, 2.2945]);
+
+      // A merge changes one feature and keeps the rest; then everything survives a navigation.
+      await emulate(server, { media: { prefers_reduced_motion: null } });
+      await server.call("navigate_page", { url: `${base}/next.html` });
+      const after = await evaluate<Seen>(server, "seen()");
+      assertEquals(
+        [after.dark, after.reduced_motion, after.timezone, after.language, after.geolocation],
+        [true, false, "Asia/Tokyo", "de-DE", [48.8584, 2.2945]],
+      );
+
+      // browser_status names it.
+      const status = await server.call("browser_status", {});
+      assert(
+        /emulation on p\d+: .*color scheme dark.*timezone Asia\/Tokyo/.test(textOf(status)),
+        textOf(status),
+      );
+
+      // Bad values: structured errors naming the value and the allowed set or limit.
+      const preset = await server.call("emulate", { network: "Slow 5G" });
+      assertEquals(errorCode(preset), "unknown_network_preset");
+      assert(textOf(preset).includes("Slow 3G"), textOf(preset));
+      const tz = await server.call("emulate", { timezone: "Mars/Olympus_Mons" });
+      assertEquals(errorCode(tz), "invalid_timezone", textOf(tz));
+      assertEquals(errorCode(await server.call("emulate", { cpu_slowdown: 50 })), "invalid_arguments");
+      assertEquals(
+        (await evaluate<Seen>(server, "seen(false)")).timezone,
+        "Asia/Tokyo",
+        "a refusal changes nothing",
+      );
+
+      // Clear removes all of it.
+      const cleared = await server.call("emulate", { clear: true });
+      assert(textOf(cleared).includes("cleared"), textOf(cleared));
+      assertEquals(structured(cleared).emulation, {});
+      const back = await evaluate<Seen>(server, "seen(false)");
+      assertEquals([back.dark, back.timezone, back.language], [
+        before.dark,
+        before.timezone,
+        before.language,
+      ]);
+      assert(!/emulation on/.test(textOf(await server.call("browser_status", {}))));
+
+      // Every change is an emulation event with the full state after it.
+      const emulations = await events(server, ["emulation"]);
+      const texts = emulations.map((e) => e.text ?? "");
+      assert(texts.includes("emulation: cpu 4×"), JSON.stringify(texts));
+      assert(texts.includes("emulation: network Slow 3G (2000 ms, 400/400 kbps)"), JSON.stringify(texts));
+      assert(texts.includes("emulation: network offline"), JSON.stringify(texts));
+      assert(texts[texts.length - 1].startsWith("emulation: cleared"), JSON.stringify(texts));
+      const tokyo = emulations.find((e) => (e.text ?? "").includes("timezone Asia/Tokyo"));
+      assertEquals((tokyo?.data?.state as Record<string, unknown>).timezone, "Asia/Tokyo");
+      assertEquals(emulations.length, 7, "no event for an unchanged or refused call");
+    }, { browser: {} }),
+});
