@@ -34,7 +34,15 @@ export const DEVTOOLS_OUTPUT_SCHEMAS = {
   route_requests: z.looseObject({ route: obj }),
   list_routes: z.looseObject({ routes: list }),
   unroute: z.looseObject({ removed: list }),
-  measure_performance: z.looseObject({ status: str }),
+  measure_performance: z.looseObject({
+    status: z.enum(["recording", "measured"]),
+    mode: str,
+    page_id: str,
+    cls: z.looseObject({ score: num, shifts: list }).optional(),
+    long_tasks: list.optional(),
+    insights: list.optional(),
+    trace: z.looseObject({ uri: str, mime_type: str, bytes: num }).optional(),
+  }),
   fill_form: z.looseObject({ status: str, fields: list }),
   save_pdf: z.looseObject({ uri: str, mime_type: str, bytes: num, headless: bool }),
 } satisfies Record<string, z.ZodObject>;
