@@ -1,6 +1,7 @@
 /**
  * Control-path benchmark: the same flow on fixtures/site/heavy.html (navigate, snapshot, click, fill)
- * through krometrail, @playwright/mcp and chrome-devtools-mcp, printed side by side.
+ * through krometrail, @playwright/mcp and chrome-devtools-mcp, printed side by side; then the devtools
+ * round trips (get_network_request, emulate) of krometrail beside chrome-devtools-mcp (lib/devtools_bench.ts).
  * It compares; it never asserts timings. See bench/README.md.
  */
 import type { Client } from "@modelcontextprotocol/client";
@@ -16,6 +17,15 @@ import {
   PLAYWRIGHT_BIN,
 } from "./lib/peer_clients.ts";
 import { formatTable, int } from "./lib/table.ts";
+import {
+  DEVTOOLS_SITE,
+  type DevtoolsFlow,
+  devtoolsMcpFlow,
+  type DevtoolsReport,
+  devtoolsTable,
+  krometrailDevtools,
+  runDevtools,
+} from "./lib/devtools_bench.ts";
 
 const ITERATIONS = 12;
 
@@ -49,6 +59,8 @@ interface Session {
   /** npm package version for peers; krometrail's comes from serverInfo. */
   version?: string;
   flow: Flow;
+  /** The devtools round trips, for the systems compared there (krometrail, chrome-devtools-mcp). */
+  devtools?: DevtoolsFlow;
   close(): Promise<void>;
 }
 
@@ -69,6 +81,7 @@ interface Report {
   chars: Record<string, number>;
   structuredChars: Record<string, number>;
   error?: string;
+  devtools?: DevtoolsReport;
 }
 
 const textOf = (r: ToolResult) => r.content.map((c) => c.type === "text" ? c.text ?? "" : "").join("\n");
@@ -107,6 +120,7 @@ async function startKrometrail(tmp: string): Promise<Session> {
       click: (ref) => ({ name: "click", args: { ref } }),
       fill: (ref, value) => ({ name: "fill", args: { ref, value } }),
     },
+    devtools: krometrailDevtools,
     async close() {
       await server.call("stop_browser").catch(() => {});
       await server.close();
@@ -170,6 +184,7 @@ async function startDevtools(tmp: string): Promise<Session> {
       fill: (uid, value) => ({ name: "fill", args: { pageId, uid, value, includeSnapshot: true } }),
       bareClick: (uid) => ({ name: "click", args: { pageId, uid } }),
     },
+    devtools: devtoolsMcpFlow(pageId),
     close: () => client.close(),
   };
 }
@@ -236,6 +251,7 @@ async function reapStragglers(tmp: string): Promise<number> {
 async function measure(
   system: { name: string; start: (tmp: string) => Promise<Session> },
   url: string,
+  devtoolsUrl: string,
 ): Promise<Report> {
   const report: Report = { name: system.name, ms: {}, chars: {}, structuredChars: {} };
   const tmp = await Deno.makeTempDir({ prefix: "krometrail-bench-" });
@@ -244,7 +260,14 @@ async function measure(
     session = await system.start(tmp);
     report.version = session.version ?? session.client.getServerVersion()?.version;
     report.tools = toolStats((await session.client.listTools()).tools);
-    await runFlow(session, url, report);
+    // A failed flow still leaves the devtools section to measure.
+    await runFlow(session, url, report).catch((err) => {
+      report.error = err instanceof Error ? err.message : String(err);
+    });
+    if (session.devtools) {
+      const nav = session.flow.navigate(devtoolsUrl);
+      report.devtools = await runDevtools(session.client, session.devtools, nav, ITERATIONS, CALL_TIMEOUT_MS);
+    }
   } catch (err) {
     report.error = err instanceof Error ? err.message : String(err);
   } finally {
@@ -348,13 +371,14 @@ async function ensurePeers(): Promise<void> {
 }
 
 const site = serveStatic();
+const devtoolsSite = serveStatic(DEVTOOLS_SITE);
 try {
   await ensurePeers();
   const url = `${site.origin}/heavy.html`;
   const reports: Report[] = [];
   for (const system of SYSTEMS) {
     console.error(`running ${system.name} …`);
-    reports.push(await measure(system, url));
+    reports.push(await measure(system, url, `${devtoolsSite.origin}/index.html`));
   }
   console.log(
     `\nControl benchmark: ${url.replace(site.origin, "")}, ${ITERATIONS} iterations after 1 warm-up\n`,
@@ -365,6 +389,16 @@ try {
   const failed = reports.filter((r) => r.error);
   if (failed.length) console.log("\nNot measured (or only partly):");
   for (const r of failed) console.log(`  ${r.name}: ${r.error}`);
+  const ours = reports.find((r) => r.name === "krometrail")?.devtools;
+  const theirs = reports.find((r) => r.name === "chrome-devtools-mcp")?.devtools;
+  console.log(
+    `\nDevTools round trips: get_network_request of one JSON fetch, emulate slow 3G + CPU 4× then clear; ${ITERATIONS} iterations after 1 warm-up (informational, never asserted)\n`,
+  );
+  console.log(devtoolsTable(ours, theirs));
+  for (const [name, r] of [["krometrail", ours], ["chrome-devtools-mcp", theirs]] as const) {
+    if (r?.error) console.log(`  ${name} devtools: ${r.error}`);
+  }
 } finally {
   await site.close();
+  await devtoolsSite.close();
 }

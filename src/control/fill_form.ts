@@ -347,7 +347,7 @@ function stopped(
     ? "Nothing was filled."
     : `${index === 1 ? "Field 0 was" : `Fields 0-${index - 1} were`} filled (${
       filled.map((f) => f.interaction_id).join(", ")
-    }) and stay so.`;
+    }); ${index === 1 ? "it stays" : "they stay"} filled.`;
   return new ToolError({
     code: failure.code,
     message: `fill_form stopped at field ${index} of ${total}: ${failure.message}`,
