@@ -1,0 +1,162 @@
+import { join } from "node:path";
+import { assert, assertEquals } from "../assert.ts";
+import { e2e, errorCode, type ServerHandle, structured, textOf, withServer } from "./harness.ts";
+
+interface Event {
+  kind: string;
+  level: string | null;
+  text: string | null;
+  data: Record<string, unknown> | null;
+}
+
+interface Frame {
+  function: string;
+  url: string;
+  line: number;
+  column: number;
+  original?: { source: string; line: number; column: number; name?: string };
+}
+
+const AUTH = "Bearer netdetail-auth-4f7e9c2a1b";
+const COOKIE = "netdetail_session=cookie-val-93ab51";
+const BODY_MARK = "quokka-zebra-7731";
+
+/** Polls query_browser_events until `pick` finds a row (events are written as Chrome reports them). */
+async function eventWhere(
+  server: ServerHandle,
+  kinds: string[],
+  pick: (e: Event) => boolean,
+  timeoutMs = 10_000,
+): Promise<Event> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const events = structured(await server.call("query_browser_events", { kinds, max_events: 200 }))
+      .events as Event[];
+    const hit = events.find(pick);
+    if (hit) return hit;
+    if (Date.now() > deadline) throw new Error(`no ${kinds} event matched: ${JSON.stringify(events)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** Every file under `dir` whose bytes contain `needle`. */
+async function filesContaining(dir: string, needle: string): Promise<string[]> {
+  const target = new TextEncoder().encode(needle);
+  const hits: string[] = [];
+  const walk = async (d: string) => {
+    for await (const entry of Deno.readDir(d)) {
+      const path = join(d, entry.name);
+      if (entry.isDirectory) await walk(path);
+      else if (entry.isFile) {
+        const bytes = await Deno.readFile(path).catch(() => new Uint8Array());
+        outer: for (let i = 0; i + target.length <= bytes.length; i++) {
+          for (let j = 0; j < target.length; j++) if (bytes[i + j] !== target[j]) continue outer;
+          hits.push(path);
+          break;
+        }
+      }
+    }
+  };
+  await walk(dir);
+  return hits;
+}
+
+const header = (list: unknown, name: string) =>
+  (list as Array<{ name: string; value: string }>).find((h) => h.name.toLowerCase() === name)?.value;
+
+Deno.test({
+  name:
+    "get_network_request: status, timings, redacted Authorization/Cookie, summarized JSON body (full only when asked, never on disk); source-mapped console errors; unknown ids",
+  ...e2e,
+  fn: () =>
+    withServer(async (server, site) => {
+      await server.call("navigate_page", { url: `${site.origin}/network/index.html` });
+      await server.call("click", { selector: "#load" });
+      const row = await eventWhere(
+        server,
+        ["request"],
+        (e) => e.data?.resource_type === "Fetch" && e.data?.status === 200,
+      );
+      const requestId = String(row.data?.request_id);
+      // The stored row keeps the path hashing; the live detail shows the real path.
+      assert(!String(row.text).includes("api.json"), `stored row hashes the path: ${row.text}`);
+
+      const plain = await server.call("get_network_request", { request_id: requestId });
+      const d = structured(plain);
+      assertEquals(d.method, "GET");
+      assertEquals(d.status, 200);
+      assertEquals(d.state, "finished");
+      const url = String(d.url);
+      assert(url.startsWith(`${site.origin}/network/api.json?user=<5 chars>&token=<redacted: `), url);
+      assert(String(d.protocol).startsWith("http/1"), `protocol: ${d.protocol}`);
+      assertEquals(d.resource_type, "Fetch");
+      assertEquals(d.mime_type, "application/json");
+      const timing = d.timing as Record<string, number | null>;
+      assert(typeof timing.total_ms === "number" && timing.total_ms >= 0, JSON.stringify(timing));
+      assert(typeof timing.wait_ms === "number" && timing.wait_ms >= 0, JSON.stringify(timing));
+      const sizes = d.sizes as Record<string, number | null>;
+      assertEquals(sizes.decoded_body_bytes, new TextEncoder().encode(
+        await Deno.readTextFile(new URL("../../fixtures/site/network/api.json", import.meta.url)),
+      ).length);
+      assert((sizes.transfer_bytes ?? 0) > (sizes.decoded_body_bytes ?? 0), JSON.stringify(sizes));
+      assertEquals(header(d.request_headers, "authorization"), `<redacted: ${AUTH.length} chars>`);
+      assertEquals(header(d.request_headers, "cookie"), `<redacted: ${COOKIE.length} chars>`);
+      assertEquals(header(d.response_headers, "content-type"), "application/json");
+      assert((d.redacted_headers as string[]).includes("authorization"), JSON.stringify(d.redacted_headers));
+      assertEquals(d.body, undefined, "no body unless asked");
+      const whole = textOf(plain) + JSON.stringify(d);
+      for (const secret of ["netdetail-auth", "cookie-val-93ab51", "s3cretq", "alice", BODY_MARK]) {
+        assertEquals(whole.includes(secret), false, `${secret} not shown: ${whole}`);
+      }
+      // The fetch's initiator stack, mapped back to the original source.
+      const initiator = d.initiator as { type: string; stack: Frame[] };
+      assertEquals(initiator.type, "script");
+      const fetchFrame = initiator.stack.find((f) => f.original?.name === "loadItems" || f.original?.line === 8);
+      assert(fetchFrame?.original?.source === "src/app.ts", JSON.stringify(initiator));
+
+      const withQuery = structured(
+        await server.call("get_network_request", { request_id: requestId, query: true }),
+      );
+      assert(String(withQuery.url).includes("user=alice&token=<redacted: 7 chars>"), String(withQuery.url));
+
+      const summary = await server.call("get_network_request", { request_id: requestId, body: "summary" });
+      const sBody = structured(summary).body as Record<string, unknown>;
+      assertEquals(sBody.kind, "json");
+      assert(
+        String(sBody.summary).includes("object with keys items (array, 2 items), total (number), meta (object, 2 keys)"),
+        String(sBody.summary),
+      );
+      assert(!(textOf(summary) + JSON.stringify(sBody)).includes(BODY_MARK), "a summary shows no values");
+
+      const full = structured(await server.call("get_network_request", { request_id: requestId, body: "full" }));
+      const fBody = full.body as Record<string, unknown>;
+      assert(String(fBody.content).includes(BODY_MARK), JSON.stringify(fBody));
+      assertEquals(fBody.truncated, false);
+      assertEquals(fBody.cap_chars, 65_536);
+
+      // Unknown ids are a structured error that says where ids come from.
+      const missing = await server.call("get_network_request", { request_id: "no-such-request" });
+      assertEquals(errorCode(missing), "request_not_found");
+      assert(textOf(missing).includes("query_browser_events"), textOf(missing));
+
+      // A console error and an exception from the source-mapped script carry original positions.
+      await server.call("click", { selector: "#boom" });
+      const consoleRow = await eventWhere(server, ["console"], (e) => e.level === "error");
+      const cFrames = consoleRow.data?.frames as Frame[];
+      assertEquals(cFrames[0].original?.source, "src/app.ts", JSON.stringify(consoleRow));
+      assertEquals(cFrames[0].original?.line, 3);
+      assert(Array.isArray(consoleRow.data?.stack), "the function-name stack stays");
+      assert(!cFrames[0].url.includes("app.js"), `stored frame URLs keep the path hashing: ${cFrames[0].url}`);
+      const thrown = await eventWhere(server, ["exception"], (e) => String(e.text).includes("netdetail boom"));
+      const tFrames = thrown.data?.frames as Frame[];
+      assertEquals(tFrames[0].original?.line, 4, JSON.stringify(thrown));
+      assertEquals(tFrames[0].original?.name ?? null, null);
+      assertEquals(tFrames[1]?.original?.name, "reportFailure", JSON.stringify(tFrames));
+
+      // Bodies and credentials never reach the data dir (index, segments, evidence).
+      await server.call("query_browser_events", { max_events: 1 });
+      for (const secret of [BODY_MARK, "netdetail-auth-4f7e9c2a1b", "cookie-val-93ab51"]) {
+        assertEquals(await filesContaining(server.dataDir, secret), [], `${secret} under the data dir`);
+      }
+    }, { browser: {} }),
+});
