@@ -215,7 +215,7 @@ function num(v: number): string {
 
 export function describeNetwork(n: NetworkEmulation): string {
   if (n.offline) return "network offline";
-  const rate = (v: number | null) => v === null ? "∞" : num(v);
+  const rate = (v: number | null) => v === null ? "unlimited" : num(v);
   return `network ${n.preset === "custom" ? "custom" : n.preset} (${num(n.latency_ms)} ms, ${
     rate(n.download_kbps)
   }/${rate(n.upload_kbps)} kbps)`;

@@ -23,9 +23,24 @@ function epochNote(p: Prepared, a: EpochAnalysis): string {
     : `${a.epoch.width}x${a.epoch.height}`;
 }
 
+/**
+ * What the range ran under, when the page was emulated up to its end: the state throughout, or the
+ * state at each end and the changes between (offsets from the anchor). Undefined when never emulated
+ * or when the range ran under none throughout.
+ */
+export function emulationLine(p: Prepared): string | undefined {
+  const e = p.emulation;
+  if (!e) return undefined;
+  if (e.changes.length === 0) return e.at_end === "none" ? undefined : `under emulation: ${e.at_end}`;
+  const at = p.range.anchor.at_ns;
+  const changes = e.changes.map((c) => `${signedMs(ms(c.at_ns - at))} ${c.text}`).join("; ");
+  return `emulation: ${e.at_start} at start; changed ${changes}; ${e.at_end} at end`;
+}
+
 export function subtitle(p: Prepared, a: EpochAnalysis): string[] {
   const r = p.range;
   const at = r.anchor.at_ns;
+  const emulation = emulationLine(p);
   return [
     `${anchorName(r)} on page ${r.page_id} | ${signedMs(ms(r.start_ns - at))} to ${
       signedMs(ms(r.end_ns - at))
@@ -33,6 +48,7 @@ export function subtitle(p: Prepared, a: EpochAnalysis): string[] {
     `${a.epoch.frames.length} source frames, ${a.measures.length} analyzed${
       a.sampling ? " (sampled)" : ""
     } | noise floor ${a.noise_floor}`,
+    ...(emulation ? [emulation] : []),
   ];
 }
 

@@ -7,7 +7,7 @@ import { sanitizeUrl } from "../browser/privacy.ts";
 import { type EventView, queryEvents } from "../capture/events_query.ts";
 import type { EpochAnalysis } from "./analysis.ts";
 import { type ChangeRegion, changeRegions } from "./change_regions.ts";
-import { anchorWords } from "./artifact_text.ts";
+import { anchorWords, emulationLine } from "./artifact_text.ts";
 import { type Artifact, type ArtifactEnv, composite, differenceMap, storyboard } from "./artifacts.ts";
 import { type Prepared, prepareRangeYielding } from "./prepare.ts";
 import { ms, type ResolvedRange } from "./range.ts";
@@ -130,7 +130,19 @@ function round4(v: number): number {
   return Math.round(v * 1e4) / 1e4;
 }
 
-const EVENT_RANK: Record<string, number> = { exception: 0, request_failed: 1, navigation: 2, dialog: 3 };
+/**
+ * A layout shift is what moved the thing the agent saw move, so it ranks beside failed requests; an
+ * emulation change (throttling switched on, offline) explains a change as well as a navigation does.
+ */
+const EVENT_RANK: Record<string, number> = {
+  exception: 0,
+  request_failed: 1,
+  layout_shift: 1,
+  navigation: 2,
+  emulation: 2,
+  dialog: 3,
+  long_task: 3,
+};
 
 const FAVICON_PATHS = ["/favicon.ico", "/favicon.png", "/favicon.svg"];
 
@@ -243,12 +255,30 @@ function transientText(m: BundleResult["measurements"], since: string): string[]
   ];
 }
 
+const SHIFT_TEXT = 100;
+
+/** The range's layout shifts in one line: how many, their total score, and the largest with its words. */
+export function layoutShiftLine(events: EventView[], anchorNs: number): string | undefined {
+  const shifts = events.filter((e) => e.kind === "layout_shift");
+  if (shifts.length === 0) return undefined;
+  const score = (e: EventView) => typeof e.data?.score === "number" ? e.data.score : 0;
+  let largest = shifts[0];
+  for (const e of shifts) if (score(e) > score(largest)) largest = e;
+  const total = Math.round(shifts.reduce((sum, e) => sum + score(e), 0) * 1e4) / 1e4;
+  return `- layout shifts: ${shifts.length} (total score ${total}); largest at ${
+    signedMs(ms(largest.session_time_ns - anchorNs))
+  }: ${(largest.text ?? `score ${score(largest)}`).slice(0, SHIFT_TEXT)}`;
+}
+
 function headerText(
   p: Prepared,
   a: EpochAnalysis,
   m: BundleResult["measurements"],
-  eventsTotal: number,
+  events: EventView[],
 ): string {
+  const eventsTotal = events.length;
+  const emulation = emulationLine(p);
+  const shifts = layoutShiftLine(events, p.range.anchor.at_ns);
   const r = p.range;
   const at = r.anchor.at_ns;
   const op = anchorWords(p);
@@ -308,6 +338,8 @@ function headerText(
     }`,
     ...transientText(m, since),
     `- browser events in range: ${eventsTotal}`,
+    ...(shifts ? [shifts] : []),
+    ...(emulation ? [`- ${emulation}`] : []),
     "These are visual measurements, not a diagnosis.",
   ];
   return lines.join("\n");
@@ -370,7 +402,7 @@ export async function buildBundle(
       difference_map: diff,
       events: near.events,
       events_total: pageEvents.length,
-      header: headerText(prepared, analysis, m, pageEvents.length),
+      header: headerText(prepared, analysis, m, pageEvents),
     });
   }
   return out;

@@ -21,7 +21,16 @@ import type { ResolvedRange } from "./range.ts";
 export interface Marker {
   at_ns: number;
   label: string;
-  kind: "interaction" | "navigation" | "marker";
+  kind: "interaction" | "navigation" | "marker" | "layout_shift" | "emulation";
+}
+
+/** The emulation a range ran under, from the page's `emulation` events (each carries the whole state). */
+export interface RangeEmulation {
+  /** The state in words at the range's start and end; "none" when nothing was emulated. */
+  at_start: string;
+  at_end: string;
+  /** Changes inside the range, in order, as their events word them. */
+  changes: Array<{ at_ns: number; text: string }>;
 }
 
 export interface Prepared {
@@ -31,6 +40,8 @@ export interface Prepared {
   chosen: Epoch[];
   analyses: EpochAnalysis[];
   markers: Marker[];
+  /** Absent when the page was never emulated up to the range's end. */
+  emulation?: RangeEmulation;
   truncated: boolean;
   /** Frames of a document before the range's own (or about:blank) left out. */
   earlier_document_frames: number;
@@ -110,6 +121,45 @@ function remember<T>(map: Map<string, T>, key: string, limit: number, make: () =
   return value;
 }
 
+const MOMENT_LABEL = 80;
+const CHANGES_KEPT = 8;
+
+function emulationSummary(row: { text: string | null; data: string | null } | undefined): string {
+  if (!row) return "none";
+  try {
+    const summary = (JSON.parse(row.data ?? "{}") as { summary?: unknown }).summary;
+    if (typeof summary === "string") return summary;
+  } catch { /* the text below */ }
+  return (row.text ?? "unknown").replace(/^emulation: /, "");
+}
+
+/** The emulation in force at the range's start and end, and each change between. */
+export function emulationIn(db: DatabaseSync, range: ResolvedRange): RangeEmulation | undefined {
+  const start = Math.round(range.start_ns);
+  const end = Math.round(range.end_ns);
+  const latest = (at: number) =>
+    db.prepare(
+      `SELECT text, data FROM events WHERE session_id = ? AND page_id = ? AND kind = 'emulation'
+       AND at_ns <= ? ORDER BY at_ns DESC, id DESC LIMIT 1`,
+    ).get(range.session_id, range.page_id, at) as { text: string | null; data: string | null } | undefined;
+  const last = latest(end);
+  if (!last) return undefined;
+  const changes = db.prepare(
+    `SELECT at_ns, text FROM events WHERE session_id = ? AND page_id = ? AND kind = 'emulation'
+     AND at_ns > ? AND at_ns <= ? ORDER BY at_ns, id LIMIT ?`,
+  ).all(range.session_id, range.page_id, start, end, CHANGES_KEPT) as Array<
+    { at_ns: number; text: string | null }
+  >;
+  return {
+    at_start: emulationSummary(latest(start)),
+    at_end: emulationSummary(last),
+    changes: changes.map((c) => ({
+      at_ns: c.at_ns,
+      text: (c.text ?? "emulation").replace(/^emulation: /, ""),
+    })),
+  };
+}
+
 export function markersIn(db: DatabaseSync, range: ResolvedRange): Marker[] {
   const interactions = db.prepare(
     `SELECT id, operation, coalesce(dispatched_ns, started_ns) AS at_ns FROM interactions
@@ -122,6 +172,13 @@ export function markersIn(db: DatabaseSync, range: ResolvedRange): Marker[] {
      AND at_ns BETWEEN ? AND ? ORDER BY at_ns`,
   ).all(range.session_id, range.page_id, Math.round(range.start_ns), Math.round(range.end_ns)) as Array<
     { id: number; at_ns: number }
+  >;
+  // A layout shift and an emulation change are moments a storyboard should show (and name).
+  const moments = db.prepare(
+    `SELECT kind, text, at_ns FROM events WHERE session_id = ? AND page_id = ?
+     AND kind IN ('layout_shift', 'emulation') AND at_ns BETWEEN ? AND ? ORDER BY at_ns`,
+  ).all(range.session_id, range.page_id, Math.round(range.start_ns), Math.round(range.end_ns)) as Array<
+    { kind: "layout_shift" | "emulation"; text: string | null; at_ns: number }
   >;
   const markers = db.prepare(
     "SELECT id, label, at_ns FROM markers WHERE session_id = ? AND at_ns BETWEEN ? AND ? ORDER BY at_ns",
@@ -136,6 +193,11 @@ export function markersIn(db: DatabaseSync, range: ResolvedRange): Marker[] {
     })),
     ...navigations.map((n) => ({ at_ns: n.at_ns, label: `navigation ${n.id}`, kind: "navigation" as const })),
     ...markers.map((m) => ({ at_ns: m.at_ns, label: m.label ?? m.id, kind: "marker" as const })),
+    ...moments.map((e) => ({
+      at_ns: e.at_ns,
+      label: (e.text ?? e.kind.replace("_", " ")).slice(0, MOMENT_LABEL),
+      kind: e.kind,
+    })),
   ].sort((a, b) => a.at_ns - b.at_ns || a.label.localeCompare(b.label));
 }
 
@@ -218,6 +280,7 @@ function* prepareRangeSteps(
     chosen,
     analyses,
     markers: markersIn(db, range),
+    emulation: emulationIn(db, range),
     truncated: loaded.truncated,
     earlier_document_frames: own.dropped,
   };

@@ -131,7 +131,7 @@ Deno.test("describeState and describeChange: one compact line each", () => {
   assertEquals(describeChange(mergeEmulation(off.next, {}), false), "unchanged");
   assertEquals(
     describeState(mergeEmulation({}, { network: { latency_ms: 120, download_kbps: 1000 } }).next),
-    "network custom (120 ms, 1000/∞ kbps)",
+    "network custom (120 ms, 1000/unlimited kbps)",
   );
 });
 
