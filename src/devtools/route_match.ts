@@ -331,6 +331,31 @@ export function responseHeaders(route: RouteSpec, requestHeaders: Record<string,
   return out;
 }
 
+/** A CORS preflight: Chrome pauses it in Fetch like any request, before the request it asks about. */
+export function preflightMethod(method: string, requestHeaders: Record<string, string>): string | undefined {
+  if (method.toUpperCase() !== "OPTIONS") return undefined;
+  return headerValue(requestHeaders, "access-control-request-method")?.toUpperCase();
+}
+
+/**
+ * The permissive answer to a preflight for a mocked endpoint (there may be no server to ask), allowing the
+ * method and headers it asks for, as Playwright does.
+ */
+export function preflightHeaders(requestHeaders: Record<string, string>): Header[] {
+  const asked = headerValue(requestHeaders, "access-control-request-headers");
+  return [
+    { name: "access-control-allow-origin", value: headerValue(requestHeaders, "origin") ?? "*" },
+    {
+      name: "access-control-allow-methods",
+      value: headerValue(requestHeaders, "access-control-request-method") ??
+        "GET, POST, PUT, PATCH, DELETE, OPTIONS",
+    },
+    { name: "access-control-allow-credentials", value: "true" },
+    ...(asked ? [{ name: "access-control-allow-headers", value: asked }] : []),
+    { name: "vary", value: "Origin" },
+  ];
+}
+
 export function headerValue(headers: Record<string, string>, name: string): string | undefined {
   for (const [k, v] of Object.entries(headers)) if (k.toLowerCase() === name) return v;
   return undefined;
@@ -388,19 +413,31 @@ export class RouteTable {
     return set.has("*") ? ["*"] : [...set];
   }
 
-  /** Decides one request of a page and counts it against the route that took it. */
-  decide(pageId: string, method: string, url: string): Decision | undefined {
+  /** The route that would decide a request, without counting it. */
+  peek(pageId: string, method: string, url: string): Route | undefined {
+    return this.#find(pageId, method, url)?.entry.route;
+  }
+
+  #find(pageId: string, method: string, url: string): { entry: Entry; index: number } | undefined {
     for (let i = this.#entries.length - 1; i >= 0; i--) {
-      const { route, matcher } = this.#entries[i];
+      const entry = this.#entries[i];
+      const { route, matcher } = entry;
       if (route.page_id !== undefined && route.page_id !== pageId) continue;
       if (route.method !== undefined && route.method !== method.toUpperCase()) continue;
-      if (!matcher.test(url)) continue;
-      route.matched++;
-      const exhausted = route.times !== undefined && route.matched >= route.times;
-      if (exhausted) this.#entries.splice(i, 1);
-      return { route: { ...route }, ...verdictOf(route), delay_ms: route.delay_ms ?? 0, exhausted };
+      if (matcher.test(url)) return { entry, index: i };
     }
     return undefined;
+  }
+
+  /** Decides one request of a page and counts it against the route that took it. */
+  decide(pageId: string, method: string, url: string): Decision | undefined {
+    const found = this.#find(pageId, method, url);
+    if (!found) return undefined;
+    const route = found.entry.route;
+    route.matched++;
+    const exhausted = route.times !== undefined && route.matched >= route.times;
+    if (exhausted) this.#entries.splice(found.index, 1);
+    return { route: { ...route }, ...verdictOf(route), delay_ms: route.delay_ms ?? 0, exhausted };
   }
 }
 

@@ -15,6 +15,8 @@ import { logger } from "../log.ts";
 import {
   type Decision,
   ERROR_REASONS,
+  preflightHeaders,
+  preflightMethod,
   responseHeaders,
   type Route,
   type RouteSpec,
@@ -130,6 +132,22 @@ export class SessionRoutes {
     const { requestId, request } = p;
     const reply = (sent: Promise<unknown>) =>
       sent.catch((err) => log.debug("route reply failed: {err}", { err: cdpMessage(err) }));
+    // A preflight for a request a route handles is not counted or recorded (the request it asks about is):
+    // one for a mock gets the permissive answer (there may be no server), one for a delay goes to the server.
+    const asked = preflightMethod(request.method, request.headers);
+    const handling = asked ? this.table.peek(page.id, asked, request.url) : undefined;
+    if (handling) {
+      reply(
+        handling.action === "delay"
+          ? page.send("Fetch.continueRequest", { requestId })
+          : page.send("Fetch.fulfillRequest", {
+            requestId,
+            responseCode: 204,
+            responseHeaders: preflightHeaders(request.headers),
+          }),
+      );
+      return;
+    }
     const d = this.table.decide(page.id, request.method, request.url);
     if (!d) {
       reply(page.send("Fetch.continueRequest", { requestId }));

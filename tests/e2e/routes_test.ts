@@ -87,6 +87,22 @@ Deno.test({
       for (const n of [1, 2, 3, 4]) tries.push(await probe(server, `/routes/data.json?n=${n}`));
       assertEquals(tries.map((t) => t.status ?? "rejected"), [200, 200, "rejected", "rejected"]);
 
+      // A cross-origin mock answers its CORS preflight too (not counted: the request it asks about is).
+      const cors = await route(server, {
+        url: "http://localhost:1/api/cors",
+        method: "PUT",
+        action: "fulfill",
+        json: { ok: true },
+      });
+      const crossed = structured(
+        await server.call("evaluate_page", {
+          expression:
+            `fetch("http://localhost:1/api/cors", { method: "PUT", headers: { "x-token": "1" }, body: "{}" })
+              .then((r) => r.text(), (e) => "rejected " + e.message)`,
+        }),
+      ).value;
+      assertEquals(crossed, '{"ok":true}');
+
       // Routes outlive navigation and reach pages opened later.
       await server.call("reload_page", {});
       assertEquals((await probe(server, "/routes/api/items")).body, '{"items":[1,2]}');
@@ -100,7 +116,7 @@ Deno.test({
       const counts = Object.fromEntries(
         (listed.routes as Array<{ route_id: string; matched: number }>).map((r) => [r.route_id, r.matched]),
       );
-      assertEquals(counts, { [items]: 3, [gone]: 1, [slow]: 1, [flaky]: 4 });
+      assertEquals(counts, { [items]: 3, [gone]: 1, [slow]: 1, [flaky]: 4, [cors]: 1 });
       sizes.push(JSON.stringify(listed).length + textOf(await server.call("list_routes")).length);
 
       const removed = structured(await server.call("unroute", { route_id: gone }));
@@ -145,8 +161,14 @@ Deno.test({
       assertEquals(errorCode(tooSlow), "resource_limit_exceeded");
       assertEquals(errorCode(await server.call("unroute", {})), "invalid_arguments");
       const cleared = structured(await server.call("unroute", { all: true }));
-      assertEquals((cleared.removed as string[]).length, 3);
+      assertEquals((cleared.removed as string[]).length, 4);
       assertEquals((await probe(server, "/routes/api/items")).status, 404);
+
+      // Routes belong to the session: stop_browser drops them.
+      await route(server, { url: "**", action: "abort" });
+      await server.call("stop_browser", {});
+      assert(!(await server.call("start_browser", { temporary: true })).isError);
+      assertEquals(structured(await server.call("list_routes")).total, 0);
       console.error(`routes response sizes (structured+text chars): ${sizes.join(", ")}`);
     }, { browser: {} }),
 });

@@ -4,12 +4,16 @@ import {
   checkRoute,
   chromeUrlPattern,
   globRegExp,
+  preflightHeaders,
+  preflightMethod,
   responseHeaders,
   ROUTE_LIMITS,
   type RouteArgs,
   RouteTable,
   urlMatcher,
 } from "../../../src/devtools/route_match.ts";
+import { routeEventText, scenarioGuarded } from "../../../src/devtools/routes.ts";
+import type { BrowserSession } from "../../../src/browser/session.ts";
 
 const O = "http://127.0.0.1:4321";
 
@@ -186,4 +190,54 @@ Deno.test("a fulfilled cross-origin request gets CORS headers unless the route s
   const own = route({ action: "fulfill", headers: { "Access-Control-Allow-Origin": "*" } });
   const kept = responseHeaders(own, { origin: "http://localhost:9" });
   assertEquals(kept.filter((h) => h.name.toLowerCase() === "access-control-allow-origin").length, 1);
+});
+
+Deno.test("a CORS preflight is recognized and answered permissively; peek does not count", () => {
+  const headers = {
+    Origin: "http://127.0.0.1:9",
+    "Access-Control-Request-Method": "put",
+    "Access-Control-Request-Headers": "x-token",
+  };
+  assertEquals(preflightMethod("OPTIONS", headers), "PUT");
+  assertEquals(preflightMethod("OPTIONS", {}), undefined, "a plain OPTIONS request is not a preflight");
+  assertEquals(preflightMethod("GET", headers), undefined);
+  const answer = Object.fromEntries(preflightHeaders(headers).map((h) => [h.name, h.value]));
+  assertEquals(answer["access-control-allow-origin"], "http://127.0.0.1:9");
+  assertEquals(answer["access-control-allow-methods"], "put");
+  assertEquals(answer["access-control-allow-headers"], "x-token");
+  const t = new RouteTable();
+  t.add(checkRoute({ url: "**/api/*", method: "PUT", action: "fulfill" }));
+  assertEquals(t.peek("p1", "PUT", `${O}/api/x`)?.route_id, "r1");
+  assertEquals(t.peek("p1", "GET", `${O}/api/x`), undefined);
+  assertEquals(t.list()[0].matched, 0);
+});
+
+Deno.test("route event text names the route, outcome, method, URL and what was done", () => {
+  const t = new RouteTable();
+  t.add(route({ action: "fulfill", status: 201, delay_ms: 5, times: 1 }));
+  t.add(checkRoute({ url: "/gone", action: "abort", reason: "connection_refused" }));
+  t.add(checkRoute({ url: "/slow", action: "delay", delay_ms: 800 }));
+  t.add(checkRoute({ url: "/flaky", action: "fail_after", count: 1 }));
+  const text = (url: string) => {
+    const d = t.decide("p1", "GET", `${O}${url}`);
+    assert(d, url);
+    return routeEventText(d, "GET", `${O}/~h`);
+  };
+  assertEquals(
+    text("/api/x"),
+    `route r1 fulfilled GET ${O}/~h 201 after 5ms; times 1 reached, route removed`,
+  );
+  assertEquals(text("/gone"), `route r2 aborted GET ${O}/~h connection_refused`);
+  assertEquals(text("/slow"), `route r3 delayed GET ${O}/~h 800ms`);
+  assertEquals(text("/flaky"), `route r4 passed GET ${O}/~h (1 of 1 let through)`);
+  assertEquals(text("/flaky"), `route r4 failed GET ${O}/~h failed`);
+});
+
+Deno.test("a session whose pages carry the scenario guard's setup is recognized", () => {
+  const session = (keys: string[]) =>
+    ({
+      pages: new Map([["p1", { overrides: new Map(keys.map((k) => [k, {}])) }]]),
+    }) as unknown as BrowserSession;
+  assert(scenarioGuarded(session(["viewport", "scenario_guard:0b6f"])));
+  assert(!scenarioGuarded(session(["viewport", "routes"])));
 });
