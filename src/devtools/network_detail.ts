@@ -134,10 +134,14 @@ export async function describeRequest(
   };
 }
 
-const ms = (v: number | null) => (v === null ? "-" : `${v}`);
+/** A frame's script by its last path segment: the initiator line above already names the whole URL. */
+function scriptName(url: string): string {
+  const path = url.split(/[?#]/)[0];
+  return path.slice(path.lastIndexOf("/") + 1) || url;
+}
 
 function frameLine(f: MappedFrame): string {
-  const at = `${f.function} ${f.url}:${f.line}:${f.column}`;
+  const at = `${f.function} ${scriptName(f.url)}:${f.line}:${f.column}`;
   const o = f.original;
   return o ? `${at} ← ${o.source}:${o.line}:${o.column}${o.name ? ` (${o.name})` : ""}` : at;
 }
@@ -160,13 +164,12 @@ export function requestText(d: NetworkRequestResult): string {
   ];
   if (d.failure) lines.push(`failed: ${d.failure.error}${d.failure.canceled ? " (canceled)" : ""}`);
   if (t) {
-    lines.push(
-      `timing ms: total ${ms(t.total_ms)} = queued ${ms(t.queued_ms)}, blocked ${ms(t.blocked_ms)}, dns ${
-        ms(t.dns_ms)
-      }, connect ${ms(t.connect_ms)} (ssl ${ms(t.ssl_ms)}), send ${ms(t.send_ms)}, wait ${
-        ms(t.wait_ms)
-      }, receive ${ms(t.receive_ms)}`,
-    );
+    // Phases that did not happen (a reused connection has no dns or connect) are left out.
+    const phases = (["queued", "blocked", "dns", "connect", "ssl", "send", "wait", "receive"] as const)
+      .map((k) => [k, t[`${k}_ms`]] as const)
+      .filter(([, v]) => v !== null)
+      .map(([k, v]) => `${k} ${v}`);
+    lines.push(`timing ms: total ${t.total_ms ?? "-"}${phases.length ? ` = ${phases.join(", ")}` : ""}`);
   }
   const s = d.sizes;
   lines.push(

