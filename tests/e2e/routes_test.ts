@@ -112,11 +112,23 @@ Deno.test({
       const later = String(opened.page_id);
       assertEquals((await probe(server, "/routes/api/items", later)).body, '{"items":[1,2]}');
 
+      // A page-scoped route holds on its page only.
+      const only = await route(server, {
+        url: "**/routes/api/only",
+        action: "fulfill",
+        body: "later",
+        page_id: later,
+      });
+      assertEquals((await probe(server, "/routes/api/only", later)).body, "later");
+      assertEquals((await probe(server, "/routes/api/only", "p1")).status, 404);
+      const noPage = await server.call("route_requests", { url: "**", action: "abort", page_id: "p99" });
+      assertEquals(errorCode(noPage), "page_not_found");
+
       const listed = structured(await server.call("list_routes"));
       const counts = Object.fromEntries(
         (listed.routes as Array<{ route_id: string; matched: number }>).map((r) => [r.route_id, r.matched]),
       );
-      assertEquals(counts, { [items]: 3, [gone]: 1, [slow]: 1, [flaky]: 4, [cors]: 1 });
+      assertEquals(counts, { [items]: 3, [gone]: 1, [slow]: 1, [flaky]: 4, [cors]: 1, [only]: 1 });
       sizes.push(JSON.stringify(listed).length + textOf(await server.call("list_routes")).length);
 
       const removed = structured(await server.call("unroute", { route_id: gone }));
@@ -161,7 +173,7 @@ Deno.test({
       assertEquals(errorCode(tooSlow), "resource_limit_exceeded");
       assertEquals(errorCode(await server.call("unroute", {})), "invalid_arguments");
       const cleared = structured(await server.call("unroute", { all: true }));
-      assertEquals((cleared.removed as string[]).length, 4);
+      assertEquals((cleared.removed as string[]).length, 5);
       assertEquals((await probe(server, "/routes/api/items")).status, 404);
 
       // Routes belong to the session: stop_browser drops them.
