@@ -157,3 +157,38 @@ Deno.test({
       assertEquals(emulations.length, 7, "no event for an unchanged or refused call");
     }, { browser: {} }),
 });
+
+Deno.test({
+  name:
+    "emulate on the timeline: a bundle over a late banner's layout shift names the shift, marks it in the storyboard and says what emulation the range ran under",
+  ...e2e,
+  fn: () =>
+    withServer(async (server, site) => {
+      await server.call("navigate_page", { url: `${site.origin}/performance/shift.html` });
+      await emulate(server, { media: { prefers_color_scheme: "dark" } });
+      const measured = await server.call("measure_performance", { mode: "reload" });
+      assertEquals(structured(measured).status, "measured", textOf(measured));
+      const shift = (await events(server, ["layout_shift"]))[0] as Event & { session_time_ms: number };
+      assert(shift, "the banner's shift is on the timeline");
+
+      const bundle = await server.call("temporal_debug_bundle", {
+        range: { start_ms: shift.session_time_ms - 600, end_ms: shift.session_time_ms + 900 },
+      });
+      const text = textOf(bundle);
+      assert(!bundle.isError, text);
+      assert(
+        /layout shifts: 1 \(total score [\d.]+\); largest at .*layout shift 0\.\d+: .+ moved/.test(text),
+        text,
+      );
+      assert(text.includes("under emulation: color scheme dark"), text);
+      // Ranked first among the events nearest the change, and a storyboard tile marks its moment.
+      const [view] = structured(bundle).bundles as Array<{ events: Array<{ kind: string }> }>;
+      assertEquals(view.events[0]?.kind, "layout_shift", JSON.stringify(view.events));
+      const shiftOffset = 600; // the range opens 600 ms before the shift
+      const board = text.split("\n").find((l) => l.startsWith("Storyboard ")) ?? "";
+      const marked = board.split("; ").filter((t) => t.includes("at marker")).map((t) =>
+        Number((/([+-][\d,.]+) ms/.exec(t)?.[1] ?? "NaN").replaceAll(",", ""))
+      );
+      assert(marked.some((at) => at >= shiftOffset), `a tile at or after the shift is marked: ${board}`);
+    }, { browser: {} }),
+});
