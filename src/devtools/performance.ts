@@ -1,7 +1,7 @@
 import type { BrowserSession } from "../browser/session.ts";
 import type { PageTarget } from "../browser/targets.ts";
 import { ToolError } from "../errors.ts";
-import { syncStampToken } from "./trace_clock.ts";
+import { type SyncStamp, syncStampToken } from "./trace_clock.ts";
 
 /**
  * Tracing control on one page: Tracing.start streamed back (ReturnAsStream, read with IO.read), with a
@@ -37,12 +37,14 @@ const END_TIMEOUT_MS = 30_000;
 export interface TraceRun {
   page: PageTarget;
   mode: "reload" | "navigate" | "start";
-  token: string;
-  /** Session ms read just before and just after the sync stamp's round trip. */
-  stampBeforeMs: number;
-  stampAfterMs: number;
+  /** The sync stamps sent right after the start (trace_clock.ts picks the tightest). */
+  stamps: SyncStamp[];
   startedAtMs: number;
 }
+
+/** Stamps sent until one round trip is this tight (or STAMP_TRIES were sent). */
+const STAMP_TIGHT_MS = 4;
+const STAMP_TRIES = 3;
 
 const runs = new WeakMap<BrowserSession, TraceRun>();
 let stampOrdinal = 0;
@@ -105,11 +107,17 @@ export async function startTrace(
       affected: { page_id: page.id },
     });
   }
-  const token = syncStampToken(session.id, ++stampOrdinal);
-  const stampBeforeMs = session.now();
-  await page.send("Runtime.evaluate", { expression: `console.timeStamp(${JSON.stringify(token)})` });
-  const stampAfterMs = session.now();
-  const run: TraceRun = { page, mode, token, stampBeforeMs, stampAfterMs, startedAtMs: stampBeforeMs };
+  const startedAtMs = session.now();
+  const stamps: SyncStamp[] = [];
+  for (let i = 0; i < STAMP_TRIES; i++) {
+    const token = syncStampToken(session.id, ++stampOrdinal);
+    const beforeMs = session.now();
+    await page.send("Runtime.evaluate", { expression: `console.timeStamp(${JSON.stringify(token)})` });
+    const afterMs = session.now();
+    stamps.push({ token, beforeMs, afterMs });
+    if (afterMs - beforeMs <= STAMP_TIGHT_MS) break;
+  }
+  const run: TraceRun = { page, mode, stamps, startedAtMs };
   runs.set(session, run);
   return run;
 }

@@ -3,7 +3,7 @@ import type * as Trace from "@paulirish/trace_engine";
 import type { BrowserSession } from "../browser/session.ts";
 import { emitSessionEvent } from "../browser/events.ts";
 import { describeNodes, type NodeView, type StoppedTrace, type TraceRun } from "./performance.ts";
-import { findSyncStamp, type TraceClock, traceClock, type TraceStampEvent } from "./trace_clock.ts";
+import { bestClock, type TraceClock, traceClock, type TraceStampEvent } from "./trace_clock.ts";
 import {
   type LayoutShift,
   parseTrace,
@@ -47,20 +47,21 @@ function clockOf(
   events: readonly Trace.Types.Events.Event[],
   run: TraceRun,
 ): { clock: TraceClock; exact: boolean } {
-  const stamp = findSyncStamp(events as readonly TraceStampEvent[], run.token);
-  if (stamp !== undefined) {
-    return { clock: traceClock(stamp, run.stampBeforeMs, run.stampAfterMs), exact: true };
-  }
+  const clock = bestClock(events as readonly TraceStampEvent[], run.stamps);
+  if (clock) return { clock, exact: true };
   let first = Infinity;
   for (const e of events) if (e.ts > 0 && e.ts < first) first = e.ts;
   return {
-    clock: traceClock(Number.isFinite(first) ? first : 0, run.stampBeforeMs, run.stampBeforeMs),
+    clock: traceClock(Number.isFinite(first) ? first : 0, run.startedAtMs, run.startedAtMs),
     exact: false,
   };
 }
 
 const nodeName = (views: Map<number, NodeView>, id: number, fallback?: string) =>
   views.get(id)?.node ?? fallback ?? `node ${id}`;
+
+/** Session time in the response: 0.1 ms is finer than the stamp's own uncertainty. */
+const atMs = (clock: TraceClock, tsUs: number) => Math.round(clock.toSessionMs(tsUs) * 10) / 10;
 
 function rectText(r: Rect): string {
   return `${r.x},${r.y} ${r.width}×${r.height}`;
@@ -73,7 +74,7 @@ export function shiftText(score: number, nodes: readonly string[]): string {
 
 function shiftView(s: LayoutShift, views: Map<number, NodeView>, clock: TraceClock): ShiftView {
   return {
-    at_ms: clock.toSessionMs(s.ts_us),
+    at_ms: atMs(clock, s.ts_us),
     score: s.score,
     sources: s.sources.map((src) => ({
       node: nodeName(views, src.node_id),
@@ -170,7 +171,7 @@ export async function reportTrace(
   const lcp = summary.lcp
     ? {
       ms: summary.lcp.ms,
-      at_ms: clock.toSessionMs(summary.lcp.ts_us),
+      at_ms: atMs(clock, summary.lcp.ts_us),
       ...(summary.lcp.type ? { type: summary.lcp.type } : {}),
       element: summary.lcp.node_id !== undefined
         ? {
@@ -184,7 +185,7 @@ export async function reportTrace(
   const inp = summary.inp
     ? {
       ms: summary.inp.ms,
-      at_ms: clock.toSessionMs(summary.inp.ts_us),
+      at_ms: atMs(clock, summary.inp.ts_us),
       type: summary.inp.type,
       ...(summary.inp.node_id !== undefined && views.has(summary.inp.node_id)
         ? { target: nodeName(views, summary.inp.node_id) }
@@ -193,7 +194,7 @@ export async function reportTrace(
     }
     : undefined;
   const longTasks = summary.long_tasks.map((t) => ({
-    at_ms: clock.toSessionMs(t.ts_us),
+    at_ms: atMs(clock, t.ts_us),
     duration_ms: t.duration_ms,
   }));
   const startMs = run.startedAtMs;

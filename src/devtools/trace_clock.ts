@@ -9,7 +9,7 @@
 export interface TraceStampEvent {
   name: string;
   ts: number;
-  args?: { data?: { message?: unknown; name?: unknown } };
+  args?: unknown;
 }
 
 export interface TraceClock {
@@ -29,7 +29,7 @@ export function syncStampToken(sessionId: string, ordinal: number): string {
 export function findSyncStamp(events: readonly TraceStampEvent[], token: string): number | undefined {
   for (const e of events) {
     if (e.name !== "TimeStamp") continue;
-    const data = e.args?.data;
+    const data = (e.args as { data?: { message?: unknown; name?: unknown } } | undefined)?.data;
     if (data?.message === token || data?.name === token) return e.ts;
   }
   return undefined;
@@ -49,4 +49,29 @@ export function traceClock(stampTsUs: number, beforeMs: number, afterMs: number)
     toSessionNs: (tsUs) => Math.round((tsUs / 1000 + offsetMs) * 1e6),
     uncertaintyMs: Math.round((hi - lo) / 2 * 1000) / 1000,
   };
+}
+
+/** One sync stamp sent to the page: its token and the session ms around its round trip. */
+export interface SyncStamp {
+  token: string;
+  beforeMs: number;
+  afterMs: number;
+}
+
+/**
+ * The mapping from the tightest stamp the trace recorded (the shortest round trip bounds the error
+ * best; the first evaluate after Tracing.start can wait on the profiler starting), or undefined.
+ */
+export function bestClock(
+  events: readonly TraceStampEvent[],
+  stamps: readonly SyncStamp[],
+): TraceClock | undefined {
+  let best: TraceClock | undefined;
+  for (const s of stamps) {
+    const ts = findSyncStamp(events, s.token);
+    if (ts === undefined) continue;
+    const clock = traceClock(ts, s.beforeMs, s.afterMs);
+    if (!best || clock.uncertaintyMs < best.uncertaintyMs) best = clock;
+  }
+  return best;
 }

@@ -121,7 +121,12 @@ export const performanceTools: Tool[] = [
         await new Promise((r) => setTimeout(r, settleMs));
         const out = await finish(app, run, settleMs);
         const interactionId = obs.structured.interaction_id;
-        if (typeof interactionId === "string") out.structured.interaction_id = interactionId;
+        if (typeof interactionId === "string") {
+          out.structured.interaction_id = interactionId;
+          out.text += `\n${
+            args.mode === "reload" ? "reload_page" : "navigate_page"
+          } interaction ${interactionId}`;
+        }
         return out;
       } catch (err) {
         // A failed load still ends the trace, so the next measurement can start.
