@@ -105,13 +105,13 @@ export function originalOf(map: SourceMapConsumer, line0: number, column0: numbe
 /**
  * A map's source name as it may be stored: scheme and host dropped (`webpack:///src/a.ts`,
  * `http://127.0.0.1:5173/src/a.ts` → `src/a.ts`), an absolute file path cut to its last three parts
- * (no home directory), then the text sanitizer.
+ * (relative, so no home directory), then the text sanitizer.
  */
 export function storedSource(source: string): string {
   let s = source.replace(/^[a-z][a-z0-9+.-]*:\/\/[^/]*/i, "").replace(/^(?:\.\/)+/, "");
   if (/^(?:\/|[A-Za-z]:[\\/])/.test(s)) {
     const parts = s.split(/[\\/]/).filter((p) => p !== "");
-    s = parts.length > 3 ? `…/${parts.slice(-3).join("/")}` : parts.join("/");
+    s = parts.slice(-3).join("/");
   }
   return sanitizeText(s, 200).text;
 }

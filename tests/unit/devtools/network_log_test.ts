@@ -1,0 +1,127 @@
+import type { Protocol } from "devtools-protocol";
+import { assert, assertEquals } from "../../assert.ts";
+import { NETWORK_LOG_LIMITS, NetworkLog } from "../../../src/devtools/network_log.ts";
+import type { PageTarget } from "../../../src/browser/targets.ts";
+
+// The log reads only a page's id.
+const page = (id: string) => ({ id }) as unknown as PageTarget;
+const p1 = page("p1");
+const p2 = page("p2");
+
+function sent(
+  requestId: string,
+  url = "http://127.0.0.1/a",
+  extra: Partial<Protocol.Network.RequestWillBeSentEvent> = {},
+) {
+  return {
+    requestId,
+    loaderId: "L",
+    documentURL: "http://127.0.0.1/",
+    request: {
+      url,
+      method: "GET",
+      headers: { Accept: "*/*" },
+      initialPriority: "High",
+      referrerPolicy: "no-referrer",
+    },
+    timestamp: 10,
+    wallTime: 1_700_000_000,
+    initiator: { type: "other" },
+    redirectHasExtraInfo: false,
+    type: "Fetch",
+    ...extra,
+  } as Protocol.Network.RequestWillBeSentEvent;
+}
+
+function response(requestId: string, status = 200): Protocol.Network.ResponseReceivedEvent {
+  return {
+    requestId,
+    loaderId: "L",
+    timestamp: 10.1,
+    type: "Fetch",
+    hasExtraInfo: true,
+    response: {
+      url: "http://127.0.0.1/a",
+      status,
+      statusText: "OK",
+      headers: { "Content-Type": "application/json" },
+      mimeType: "application/json",
+      charset: "",
+      connectionReused: false,
+      connectionId: 1,
+      encodedDataLength: 120,
+      securityState: "insecure",
+      protocol: "http/1.1",
+    },
+  } as Protocol.Network.ResponseReceivedEvent;
+}
+
+Deno.test("network log: one request's life, ExtraInfo headers in either order", () => {
+  const log = new NetworkLog();
+  // Chrome may send the ExtraInfo before the request itself.
+  log.sentExtra(p1, {
+    requestId: "r1",
+    headers: { Cookie: "sid=1", Accept: "*/*" },
+  } as unknown as Protocol.Network.RequestWillBeSentExtraInfoEvent);
+  log.willBeSent(p1, sent("r1"));
+  log.response(p1, response("r1"));
+  log.receivedExtra(p1, {
+    requestId: "r1",
+    headers: { "Set-Cookie": "a=1" },
+    headersText: "HTTP/1.1 200 OK\r\nSet-Cookie: a=1\r\n\r\n",
+  } as unknown as Protocol.Network.ResponseReceivedExtraInfoEvent);
+  log.data(p1, { requestId: "r1", timestamp: 10.15, dataLength: 50, encodedDataLength: 50 });
+  log.data(p1, { requestId: "r1", timestamp: 10.16, dataLength: 25, encodedDataLength: 25 });
+  log.finished(p1, { requestId: "r1", timestamp: 10.2, encodedDataLength: 200 });
+  const hit = log.lookup("r1");
+  assert(hit.found);
+  const e = hit.found;
+  assertEquals(e.state, "finished");
+  assertEquals(e.sent_headers, { Cookie: "sid=1", Accept: "*/*" });
+  assertEquals(e.received_headers, { "Set-Cookie": "a=1" });
+  assertEquals(e.received_headers_text_bytes, "HTTP/1.1 200 OK\r\nSet-Cookie: a=1\r\n\r\n".length);
+  assertEquals(e.data_bytes, 75);
+  assertEquals(e.encoded_bytes, 200);
+  assertEquals(e.response?.status, 200);
+});
+
+Deno.test("network log: failures, redirects and page scoping", () => {
+  const log = new NetworkLog();
+  log.willBeSent(p1, sent("r2", "http://127.0.0.1/old"));
+  log.willBeSent(
+    p1,
+    sent("r2", "http://127.0.0.1/new", { redirectResponse: response("r2", 302).response, timestamp: 11 }),
+  );
+  log.failed(p1, {
+    requestId: "r2",
+    timestamp: 11.5,
+    type: "Fetch",
+    errorText: "net::ERR_FAILED",
+    canceled: false,
+  });
+  const hit = log.lookup("r2");
+  assert(hit.found);
+  assertEquals(hit.found.url, "http://127.0.0.1/new");
+  assertEquals(hit.found.redirects, [{ url: "http://127.0.0.1/old", status: 302 }]);
+  assertEquals(hit.found.issued, 10, "the chain's start");
+  assertEquals(hit.found.failure, { error: "net::ERR_FAILED", canceled: false });
+  assertEquals(log.lookup("r2", "p2"), { reason: "other_page", page_id: "p1" });
+  // The same id on two pages: page_id picks one, no page_id the latest.
+  log.willBeSent(p2, sent("r2", "http://127.0.0.1/p2", { timestamp: 20 }));
+  assertEquals(log.lookup("r2", "p1").found?.url, "http://127.0.0.1/new");
+  assertEquals(log.lookup("r2").found?.page_id, "p2");
+  assertEquals(log.lookup("never"), { reason: "unknown" });
+});
+
+Deno.test("network log: bounded, least recently used out first, aged-out ids say so", () => {
+  const log = new NetworkLog();
+  const n = NETWORK_LOG_LIMITS.max_requests;
+  for (let i = 0; i < n; i++) log.willBeSent(p1, sent(`q${i}`));
+  // Reading q0 makes it recent, so q1 is the first out.
+  assert(log.lookup("q0").found);
+  log.willBeSent(p1, sent("q-new"));
+  assertEquals(log.size, n);
+  assert(log.lookup("q0").found, "recently read stays");
+  assertEquals(log.lookup("q1"), { reason: "aged_out" });
+  assert(log.lookup("q-new").found);
+});

@@ -1,0 +1,133 @@
+import { SourceMapGenerator } from "source-map-js";
+import { assert, assertEquals } from "../../assert.ts";
+import {
+  decodeDataMap,
+  findSourceMappingUrl,
+  isLoopbackUrl,
+  originalOf,
+  parseSourceMap,
+  SourceMapResolver,
+  storedFrameUrl,
+  storedSource,
+} from "../../../src/devtools/source_maps.ts";
+
+/** A map of one generated line: column 10 came from src/app.ts 3:2, column 20 from 7:4 (name `load`). */
+function mapJson(): string {
+  const g = new SourceMapGenerator({ file: "app.js" });
+  g.addMapping({
+    generated: { line: 1, column: 10 },
+    original: { line: 3, column: 2 },
+    source: "src/app.ts",
+  });
+  g.addMapping({
+    generated: { line: 1, column: 20 },
+    original: { line: 7, column: 4 },
+    source: "src/app.ts",
+    name: "load",
+  });
+  return g.toString();
+}
+
+Deno.test("source maps: the mapping comment, inline data: maps and parsing", () => {
+  assertEquals(findSourceMappingUrl("a();\n//# sourceMappingURL=app.js.map\n"), "app.js.map");
+  assertEquals(findSourceMappingUrl("a();\n//@ sourceMappingURL=old.map"), "old.map");
+  assertEquals(findSourceMappingUrl("//# sourceMappingURL=one.map\n//# sourceMappingURL=two.map"), "two.map");
+  assertEquals(findSourceMappingUrl("a();"), null);
+  const b64 = `data:application/json;charset=utf-8;base64,${new TextEncoder().encode(mapJson()).toBase64()}`;
+  assertEquals(decodeDataMap(b64), mapJson());
+  assertEquals(decodeDataMap(`data:application/json,${encodeURIComponent(mapJson())}`), mapJson());
+  assertEquals(decodeDataMap("data:image/png;base64,AAAA"), null);
+  assertEquals(parseSourceMap("{}"), null);
+  assertEquals(parseSourceMap("not json"), null);
+});
+
+Deno.test("source maps: generated (0-based, CDP) to original (1-based) lookup", () => {
+  const map = parseSourceMap(mapJson());
+  assert(map);
+  assertEquals(originalOf(map, 0, 12), { source: "src/app.ts", line: 3, column: 3 });
+  assertEquals(originalOf(map, 0, 20), { source: "src/app.ts", line: 7, column: 5, name: "load" });
+  assertEquals(originalOf(map, 0, 2), null, "before the first mapping");
+  assertEquals(originalOf(map, 5, 0), null, "a line with no mappings");
+});
+
+Deno.test("source maps: only loopback is fetched, maps are cached, failures map nothing", async () => {
+  const fetched: string[] = [];
+  const files: Record<string, { body: string; type?: string; header?: string }> = {
+    "http://127.0.0.1:9/app.js": { body: "x();\n//# sourceMappingURL=maps/app.js.map" },
+    "http://127.0.0.1:9/maps/app.js.map": { body: mapJson() },
+    "http://localhost:9/hdr.js": { body: "x();", header: "/maps/app.js.map" },
+    "http://localhost:9/maps/app.js.map": { body: mapJson() },
+    "http://127.0.0.1:9/page.html": { body: "//# sourceMappingURL=maps/app.js.map", type: "text/html" },
+    "http://127.0.0.1:9/remote.js": { body: "x();\n//# sourceMappingURL=https://cdn.example/app.js.map" },
+  };
+  const fake = (url: string) => {
+    fetched.push(url);
+    const f = files[url];
+    if (!f) return Promise.resolve(new Response("nope", { status: 404 }));
+    const headers: Record<string, string> = { "content-type": f.type ?? "text/javascript" };
+    if (f.header) headers.sourcemap = f.header;
+    return Promise.resolve(new Response(f.body, { headers }));
+  };
+  let now = 0;
+  const r = new SourceMapResolver(fake, () => now);
+  assertEquals(await r.original("http://127.0.0.1:9/app.js", 0, 21), {
+    source: "src/app.ts",
+    line: 7,
+    column: 5,
+    name: "load",
+  });
+  await r.original("http://127.0.0.1:9/app.js", 0, 10);
+  assertEquals(fetched, ["http://127.0.0.1:9/app.js", "http://127.0.0.1:9/maps/app.js.map"], "cached");
+  assertEquals((await r.original("http://localhost:9/hdr.js", 0, 10))?.line, 3, "the SourceMap header");
+  assertEquals(await r.original("https://cdn.example/app.js", 0, 10), null);
+  assertEquals(await r.original("http://127.0.0.1:9/page.html", 0, 10), null, "documents have no one map");
+  assertEquals(await r.original("http://127.0.0.1:9/remote.js", 0, 10), null);
+  assertEquals(await r.original("http://127.0.0.1:9/missing.js", 0, 10), null);
+  assert(!fetched.some((u) => u.includes("example")), `nothing off loopback: ${fetched}`);
+  // After the cache's time to live, a rebuilt script is read again.
+  now = 61_000;
+  await r.original("http://127.0.0.1:9/app.js", 0, 10);
+  assertEquals(fetched.filter((u) => u === "http://127.0.0.1:9/app.js").length, 2);
+  // A fetch that throws maps nothing rather than failing the caller.
+  const broken = new SourceMapResolver(() => Promise.reject(new Error("refused")));
+  assertEquals(await broken.original("http://127.0.0.1:9/app.js", 0, 10), null);
+});
+
+Deno.test("source maps: frames keep CDP's stack and add the original, in stored form", async () => {
+  const r = new SourceMapResolver((url) =>
+    Promise.resolve(
+      url.endsWith(".map") ? new Response(mapJson()) : new Response("x();\n//# sourceMappingURL=app.js.map", {
+        headers: { "content-type": "text/javascript" },
+      }),
+    )
+  );
+  const frames = await r.frames(
+    [
+      { functionName: "a", url: "http://127.0.0.1:9/js/app.js", lineNumber: 0, columnNumber: 20 },
+      { functionName: "", url: "https://cdn.example/lib.js", lineNumber: 4, columnNumber: 1 },
+    ],
+    5,
+    storedFrameUrl,
+    storedSource,
+  );
+  assertEquals(frames[0], {
+    function: "a",
+    url: storedFrameUrl("http://127.0.0.1:9/js/app.js"),
+    line: 1,
+    column: 21,
+    original: { source: "src/app.ts", line: 7, column: 5, name: "load" },
+  });
+  assert(!frames[0].url.includes("app.js"), "stored frame URLs keep the path hashing");
+  assertEquals(frames[1].function, "(anonymous)");
+  assertEquals(frames[1].original, undefined);
+});
+
+Deno.test("source maps: stored source names drop schemes, hosts and home directories", () => {
+  assertEquals(storedSource("webpack:///src/app.ts"), "src/app.ts");
+  assertEquals(storedSource("http://127.0.0.1:5173/src/app.ts"), "src/app.ts");
+  assertEquals(storedSource("./src/app.ts"), "src/app.ts");
+  assertEquals(storedSource("/home/alice/work/project/src/app.ts"), "project/src/app.ts");
+  assertEquals(storedSource("C:\\Users\\bob\\p\\src\\a.ts"), "p/src/a.ts");
+  assert(isLoopbackUrl("http://[::1]:3000/a.js") && isLoopbackUrl("http://localhost/a.js"));
+  assert(!isLoopbackUrl("http://127.0.0.2/a.js") && !isLoopbackUrl("file:///a.js"));
+});
