@@ -29,7 +29,7 @@ export const REASON_NAMES = Object.keys(ERROR_REASONS) as [ReasonName, ...Reason
 
 export const ROUTE_LIMITS = {
   routes: 50,
-  body_bytes: 1024 * 1024,
+  body_bytes: 1_000_000,
   delay_ms: 60_000,
   headers: 64,
   pattern_chars: 2048,

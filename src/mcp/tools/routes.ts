@@ -111,8 +111,10 @@ export const routeTools: Tool[] = [
         z.record(headerName, headerValue),
         z.array(z.strictObject({ name: headerName, value: headerValue })).max(ROUTE_LIMITS.headers),
       ]).optional().describe("Response headers: {name: value} or [{name, value}]"),
-      body: z.string().max(ROUTE_LIMITS.body_bytes).optional().describe("Response body text (≤ 1 MiB)"),
-      json: z.unknown().optional().describe("Response body as JSON; sets content-type application/json"),
+      body: z.string().max(ROUTE_LIMITS.body_bytes).optional().describe("Response body text (≤ 1 MB UTF-8)"),
+      json: z.union([z.record(z.string(), z.unknown()), z.array(z.unknown())]).optional().describe(
+        "Response body as a JSON object or array; sets content-type application/json",
+      ),
       content_type: z.string().max(256).regex(/^[^\r\n\0]*$/).optional(),
       reason: z.enum(REASON_NAMES).optional().describe("Network error for abort/fail_after; default failed"),
       delay_ms: z.number().int().min(0).optional().describe(`≤ ${ROUTE_LIMITS.delay_ms}`),
