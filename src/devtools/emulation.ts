@@ -173,18 +173,18 @@ export async function applyEmulation(
   const prev = currentEmulation(page);
   const merged = mergeEmulation(prev, req);
   const groups = GROUPS.filter((g) => g in merged.changed);
-  // Kept first: the network rules are composed from the page's overrides as they now stand.
+  // Kept first: the network rules are composed from the page's overrides as they now stand. The parts
+  // go out together (one round trip); a refusal puts every changed part back.
   keep(page, merged.next);
-  const sent: EmulationGroup[] = [];
-  for (const g of groups) {
-    sent.push(g);
-    try {
-      await Promise.all(groupCommands(page, g, merged.next));
-    } catch (err) {
-      keep(page, prev);
-      await Promise.allSettled(sent.flatMap((s) => groupCommands(page, s, prev)));
-      throw refusal(page, g, merged.next, err);
-    }
+  const results = await Promise.allSettled(
+    groups.map((g) => Promise.all(groupCommands(page, g, merged.next))),
+  );
+  const failed = results.findIndex((r) => r.status === "rejected");
+  if (failed >= 0) {
+    keep(page, prev);
+    await Promise.allSettled(groups.flatMap((g) => groupCommands(page, g, prev)));
+    const reason = (results[failed] as PromiseRejectedResult).reason;
+    throw refusal(page, groups[failed], merged.next, reason);
   }
   const change = describeChange(merged, req.clear === true);
   const summary = describeState(merged.next);

@@ -112,11 +112,15 @@ Deno.test({
         [after.dark, after.reduced_motion, after.timezone, after.language, after.geolocation],
         [true, false, "Asia/Tokyo", "de-DE", [48.8584, 2.2945]],
       );
+      // Another timezone and locale while overrides are in force.
+      await emulate(server, { timezone: "Europe/Berlin", locale: "fr-FR" });
+      const moved = await evaluate<Seen>(server, "seen(false)");
+      assertEquals([moved.timezone, moved.language], ["Europe/Berlin", "fr-FR"]);
 
       // browser_status names it.
       const status = await server.call("browser_status", {});
       assert(
-        /emulation on p\d+: .*color scheme dark.*timezone Asia\/Tokyo/.test(textOf(status)),
+        /emulation on p\d+: .*color scheme dark.*timezone Europe\/Berlin/.test(textOf(status)),
         textOf(status),
       );
 
@@ -129,7 +133,7 @@ Deno.test({
       assertEquals(errorCode(await server.call("emulate", { cpu_slowdown: 50 })), "invalid_arguments");
       assertEquals(
         (await evaluate<Seen>(server, "seen(false)")).timezone,
-        "Asia/Tokyo",
+        "Europe/Berlin",
         "a refusal changes nothing",
       );
 
@@ -154,7 +158,7 @@ Deno.test({
       assert(texts[texts.length - 1].startsWith("emulation: cleared"), JSON.stringify(texts));
       const tokyo = emulations.find((e) => (e.text ?? "").includes("timezone Asia/Tokyo"));
       assertEquals((tokyo?.data?.state as Record<string, unknown>).timezone, "Asia/Tokyo");
-      assertEquals(emulations.length, 7, "no event for an unchanged or refused call");
+      assertEquals(emulations.length, 8, "no event for an unchanged or refused call");
     }, { browser: {} }),
 });
 
