@@ -68,7 +68,7 @@ Deno.test({
       const clicked = structured(await server.call("click", { selector: "#load" }));
       const interaction = String(clicked.interaction_id);
       let shown = "";
-      for (let i = 0; i < 50 && !shown.startsWith("200"); i++) {
+      for (let i = 0; i < 100 && !shown.startsWith("200"); i++) {
         shown = String(
           structured(await server.call("evaluate_page", { expression: "out.textContent" })).value,
         );
