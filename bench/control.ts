@@ -18,6 +18,7 @@ import {
 } from "./lib/peer_clients.ts";
 import { formatTable, int } from "./lib/table.ts";
 import {
+  DEVTOOLS_ITERATIONS,
   DEVTOOLS_SITE,
   type DevtoolsFlow,
   devtoolsMcpFlow,
@@ -266,7 +267,13 @@ async function measure(
     });
     if (session.devtools) {
       const nav = session.flow.navigate(devtoolsUrl);
-      report.devtools = await runDevtools(session.client, session.devtools, nav, ITERATIONS, CALL_TIMEOUT_MS);
+      report.devtools = await runDevtools(
+        session.client,
+        session.devtools,
+        nav,
+        DEVTOOLS_ITERATIONS,
+        CALL_TIMEOUT_MS,
+      );
     }
   } catch (err) {
     report.error = err instanceof Error ? err.message : String(err);
@@ -392,7 +399,7 @@ try {
   const ours = reports.find((r) => r.name === "krometrail")?.devtools;
   const theirs = reports.find((r) => r.name === "chrome-devtools-mcp")?.devtools;
   console.log(
-    `\nDevTools round trips: get_network_request of one JSON fetch, emulate slow 3G + CPU 4× then clear; ${ITERATIONS} iterations after 1 warm-up (informational, never asserted)\n`,
+    `\nDevTools round trips: get_network_request of one JSON fetch, emulate slow 3G + CPU 4× then clear; ${DEVTOOLS_ITERATIONS} iterations after 1 warm-up (informational, never asserted)\n`,
   );
   console.log(devtoolsTable(ours, theirs));
   for (const [name, r] of [["krometrail", ours], ["chrome-devtools-mcp", theirs]] as const) {

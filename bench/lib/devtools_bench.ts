@@ -11,6 +11,8 @@ import { sleep } from "./wait.ts";
 
 export const DEVTOOLS_SITE = fileURLToPath(new URL("./devtools_site/", import.meta.url));
 const FIND_DEADLINE_MS = 10_000;
+/** The calls take milliseconds: more iterations than the control flow's, so a busy box's noise evens out. */
+export const DEVTOOLS_ITERATIONS = 40;
 
 export interface BenchCall {
   name: string;
@@ -25,8 +27,11 @@ type Caller = (c: BenchCall) => Promise<BenchResult>;
 
 /** How one system expresses the devtools round trips. */
 export interface DevtoolsFlow {
-  /** The call that reads one request's detail, once the fixture's JSON fetch is found (untimed). */
-  findRequest(call: Caller): Promise<BenchCall | undefined>;
+  /**
+   * The call that reads one request's detail with its body, once the fixture's JSON fetch is found
+   * (untimed), and where the system has one, the same read without the body.
+   */
+  findRequest(call: Caller): Promise<{ get: BenchCall; metadata?: BenchCall } | undefined>;
   /** Turns throttling (slow 3G, CPU 4×) on or clears it. */
   emulate(on: boolean): BenchCall;
 }
@@ -62,7 +67,10 @@ export const krometrailDevtools: DevtoolsFlow = {
       return hit?.data?.request_id as string | undefined;
     }, "the JSON fetch in query_browser_events");
     // The peer returns the body inline; ours is asked for its summary, the comparable reading.
-    return { name: "get_network_request", args: { request_id: id, body: "summary" } };
+    return {
+      get: { name: "get_network_request", args: { request_id: id, body: "summary" } },
+      metadata: { name: "get_network_request", args: { request_id: id } },
+    };
   },
   emulate: (on) => ({
     name: "emulate",
@@ -80,7 +88,7 @@ export function devtoolsMcpFlow(pageId: number): DevtoolsFlow {
         });
         return textOf(r).match(/reqid=(\d+) GET \S*data\.json/)?.[1];
       }, "the JSON fetch in list_network_requests");
-      return { name: "get_network_request", args: { pageId, reqid: Number(reqid) } };
+      return { get: { name: "get_network_request", args: { pageId, reqid: Number(reqid) } } };
     },
     // Each of its emulate calls replaces every setting: omitting them clears.
     emulate: (on) => ({
@@ -118,9 +126,12 @@ export async function runDevtools(
   try {
     const navigated = await raw(navigate);
     if (navigated.isError) throw new Error(`navigate failed: ${textOf(navigated).slice(0, 400)}`);
-    const get = await flow.findRequest(raw);
-    if (!get) throw new Error("no request to read");
-    for (let i = 0; i <= iterations; i++) await timed("get_network_request", get, i > 0);
+    const found = await flow.findRequest(raw);
+    if (!found) throw new Error("no request to read");
+    for (let i = 0; i <= iterations; i++) {
+      await timed("get_network_request", found.get, i > 0);
+      if (found.metadata) await timed("get_network_request, no body", found.metadata, i > 0);
+    }
     for (let i = 0; i <= iterations; i++) {
       await timed("emulate: throttle", flow.emulate(true), i > 0);
       await timed("emulate: clear", flow.emulate(false), i > 0);
