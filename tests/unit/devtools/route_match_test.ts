@@ -2,16 +2,14 @@ import { assert, assertEquals } from "../../assert.ts";
 import { ToolError } from "../../../src/errors.ts";
 import {
   checkRoute,
-  chromeUrlPattern,
-  globRegExp,
   preflightHeaders,
   preflightMethod,
   responseHeaders,
   ROUTE_LIMITS,
   type RouteArgs,
   RouteTable,
-  urlMatcher,
 } from "../../../src/devtools/route_match.ts";
+import { chromeUrlPattern, globRegExp, urlMatcher } from "../../../src/devtools/route_glob.ts";
 import { routeEventText, scenarioGuarded } from "../../../src/devtools/routes.ts";
 import type { BrowserSession } from "../../../src/browser/session.ts";
 
