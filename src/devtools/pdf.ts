@@ -1,10 +1,12 @@
 /**
  * Page.printToPDF: Chrome prints to PDF only in headless mode (headed Chrome answers "PrintToPDF is not
- * implemented"), so the session's mode is checked first: a launched session knows it from its config, an
- * attached one from the browser's product string ("HeadlessChrome/…").
+ * implemented"), so the session's mode is checked first: a launched session knows it from its config; an
+ * attached one asks the browser, whose default user agent says "HeadlessChrome" (Chromium 156's product
+ * string is "Chrome/…" in headless mode too, and a page's user-agent override does not change this one).
  */
 import type { Protocol } from "devtools-protocol";
 import type { BrowserSession } from "../browser/session.ts";
+import type { PageTarget } from "../browser/targets.ts";
 import { ToolError } from "../errors.ts";
 
 export type Paper = "letter" | "a4" | { width_in: number; height_in: number };
@@ -22,9 +24,18 @@ export interface PdfOptions {
   page_ranges?: string;
 }
 
-export function isHeadless(session: Pick<BrowserSession, "config" | "mode" | "browserVersion">): boolean {
+type SessionMode = Pick<BrowserSession, "config" | "mode" | "browserVersion">;
+
+/** What the session's browser is: a launched one by its config, any other by its product and user agent. */
+export function isHeadless(session: SessionMode, userAgent?: string): boolean {
   if (session.mode === "launched" && session.config.headless) return true;
-  return /headless/i.test(session.browserVersion);
+  return /headless/i.test(session.browserVersion) || /HeadlessChrome\//.test(userAgent ?? "");
+}
+
+export async function sessionHeadless(session: SessionMode, page: PageTarget): Promise<boolean> {
+  if (isHeadless(session)) return true;
+  const version = await page.send("Browser.getVersion", undefined, 5_000).catch(() => undefined);
+  return isHeadless(session, version?.userAgent);
 }
 
 export function pdfRequiresHeadless(mode: string, product: string): ToolError {

@@ -5,6 +5,7 @@ import {
   e2e,
   errorCode,
   type ServerHandle,
+  startDebugChrome,
   structured,
   textOf,
   type ToolResult,
@@ -66,6 +67,8 @@ Deno.test({
         playwrightRoundTrip(server, site.origin));
       await t.step("save_pdf returns a PDF evidence resource", () =>
         pdf(server, site.origin));
+      await t.step("save_pdf knows an attached browser is headless", () =>
+        attachedPdf(server, site.origin));
     }, { browser: {} }),
 });
 
@@ -296,4 +299,22 @@ async function pdf(server: ServerHandle, origin: string): Promise<void> {
   assertEquals(one.page_count, 1);
   assertEquals(errorCode(await server.call("save_pdf", { page_ranges: "9" })), "invalid_page_ranges");
   console.error(`sizes: save_pdf ${size(printed)}`);
+}
+
+/** An attached session records headless: false; the browser's own user agent says otherwise. */
+async function attachedPdf(server: ServerHandle, origin: string): Promise<void> {
+  await ok(server, "stop_browser", {});
+  const profile = await Deno.makeTempDir({ prefix: "krometrail-pdf-attach-" });
+  const chrome = await startDebugChrome(profile);
+  try {
+    await ok(server, "attach_browser", { endpoint: `http://127.0.0.1:${chrome.port}` });
+    await ok(server, "navigate_page", { url: `${origin}/storage/print.html` });
+    const out = await ok(server, "save_pdf", {});
+    assertEquals([out.headless, out.page_count], [true, 3]);
+    await ok(server, "stop_browser", {});
+  } finally {
+    chrome.child.kill("SIGTERM");
+    await chrome.child.status;
+    await Deno.remove(profile, { recursive: true }).catch(() => {});
+  }
 }

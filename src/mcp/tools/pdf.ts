@@ -4,12 +4,12 @@ import { usablePage } from "../../control/interaction.ts";
 import { decodeBase64 } from "../../control/observation.ts";
 import {
   badPageRanges,
-  isHeadless,
   isPdf,
   paperSize,
   pdfPageCount,
   pdfRequiresHeadless,
   printParams,
+  sessionHeadless,
 } from "../../devtools/pdf.ts";
 import { ToolError } from "../../errors.ts";
 import type { Tool } from "../define_tool.ts";
@@ -43,7 +43,9 @@ export const pdfTools: Tool[] = [
     handler: async (args, app) => {
       const session = app.browsers.require();
       const page = usablePage(session.page(args.page_id));
-      if (!isHeadless(session)) throw pdfRequiresHeadless(session.mode, session.browserVersion);
+      if (!await sessionHeadless(session, page)) {
+        throw pdfRequiresHeadless(session.mode, session.browserVersion);
+      }
       const printed = await page.send("Page.printToPDF", printParams(args), PRINT_MS).catch((err) => {
         const message = cdpMessage(err);
         if (args.page_ranges !== undefined && /range/i.test(message)) {

@@ -22,6 +22,13 @@ Deno.test("save_pdf: headless from the launch config, or an attached browser's p
   // Attached sessions record headless: false; the product says what the browser really is.
   assert(isHeadless({ mode: "attached", config: config(false), browserVersion: "HeadlessChrome/156.0.1" }));
   assert(!isHeadless({ mode: "attached", config: config(false), browserVersion: "Chrome/156.0.1" }));
+  // Chromium 156 headless: product "Chrome/…", default user agent "… HeadlessChrome/156.0.0.0 …".
+  const ua =
+    "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/156.0.0.0";
+  assert(isHeadless({ mode: "attached", config: config(false), browserVersion: "Chrome/156.0.1" }, ua));
+  assert(
+    !isHeadless({ mode: "attached", config: config(false), browserVersion: "Chrome/156.0.1" }, "Chrome/156"),
+  );
   const err = pdfRequiresHeadless("attached", "Chrome/156.0.1");
   assertEquals(err.code, "pdf_requires_headless");
   assert(/headless/.test(err.recovery ?? "") && /Chrome prints to PDF only in headless/.test(err.message));
