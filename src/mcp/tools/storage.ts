@@ -98,6 +98,8 @@ export const storageTools: Tool[] = [
                 scope.includes("domain") || args.url ? ` (${scope})` : ""
               }.`
               : `${rows.length} cookie(s) named ${JSON.stringify(args.name)}:`
+            : all.length === 0
+            ? `No cookies${scope ? ` (${scope})` : " in the session's browser context"}.`
             : `${all.length} cookie(s)${scope ? ` (${scope})` : ""}${
               omitted ? `; first ${rows.length} shown, ${omitted} omitted` : ""
             }:`;
