@@ -49,12 +49,30 @@ const STAMP_TRIES = 3;
 const runs = new WeakMap<BrowserSession, TraceRun>();
 let stampOrdinal = 0;
 
+/** The session's recording trace; one whose page has closed since is dropped (Chrome ended it). */
 export function activeTrace(session: BrowserSession): TraceRun | undefined {
   const run = runs.get(session);
   if (run?.page.closed) {
-    // Chrome ends a closed target's trace with it; nothing is left to stop.
     runs.delete(session);
     return undefined;
+  }
+  return run;
+}
+
+/** The run to stop: refuses when none records, or when its page closed under it. */
+export function traceToStop(session: BrowserSession): TraceRun {
+  const run = runs.get(session);
+  if (!run) throw noTraceRunning();
+  if (run.page.closed) {
+    runs.delete(session);
+    throw new ToolError({
+      code: "trace_page_closed",
+      message: `Page ${run.page.id} closed while its trace was recording; Chrome ended the trace with it.`,
+      retry: "after_recovery",
+      recovery:
+        'Start a new trace on an open page (measure_performance mode "start" with page_id), then stop it.',
+      affected: { page_id: run.page.id },
+    });
   }
   return run;
 }

@@ -128,6 +128,20 @@ Deno.test({
       assert(inp.phases.processing_ms >= 100, `processing phase: ${JSON.stringify(inp)}`);
       const none = await server.call("measure_performance", { mode: "stop" });
       assertEquals(errorCode(none), "no_trace_running", textOf(none));
+      // navigate: a load of a given URL, as the reload measured the current one.
+      const nav = structured(
+        await timed(server, {
+          mode: "navigate",
+          url: `${site.origin}/performance/shift.html?again`,
+          settle_ms: 1_000,
+        }),
+      );
+      assertEquals(nav.status, "measured");
+      assert(
+        (nav.lcp as { element?: { node: string } }).element?.node.includes("h1#hero"),
+        "navigate: LCP hero",
+      );
+      assertEquals(nav.settle_ms, 1_000);
       const noUrl = await server.call("measure_performance", { mode: "navigate" });
       assertEquals(errorCode(noUrl), "invalid_arguments", textOf(noUrl));
     }, { browser: {} }),

@@ -3,10 +3,10 @@ import { navigableUrl, navigation } from "../../control/navigation.ts";
 import { usablePage } from "../../control/interaction.ts";
 import {
   activeTrace,
-  noTraceRunning,
   startTrace,
   stopTrace,
   type TraceRun,
+  traceToStop,
 } from "../../devtools/performance.ts";
 import { reportTrace } from "../../devtools/performance_report.ts";
 import { ToolError } from "../../errors.ts";
@@ -85,8 +85,7 @@ export const performanceTools: Tool[] = [
       urlArgument(args.mode, args.url);
       const session = app.browsers.require();
       if (args.mode === "stop") {
-        const run = activeTrace(session);
-        if (!run) throw noTraceRunning();
+        const run = traceToStop(session);
         if (args.page_id !== undefined && args.page_id !== run.page.id) {
           throw new ToolError({
             code: "trace_on_other_page",
