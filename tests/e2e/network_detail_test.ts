@@ -4,6 +4,7 @@ import { e2e, errorCode, type ServerHandle, structured, textOf, withServer } fro
 
 interface Event {
   kind: string;
+  page_id: string | null;
   level: string | null;
   text: string | null;
   data: Record<string, unknown> | null;
@@ -167,6 +168,26 @@ Deno.test({
       const tFrames = thrown.data?.frames as Frame[];
       assertEquals(tFrames[0].original?.line, 4, JSON.stringify(thrown));
       assertEquals(tFrames[1]?.original?.name, "reportFailure", JSON.stringify(tFrames));
+
+      // A closed page's requests keep their detail, but their bodies went with the renderer.
+      await server.call("create_page", { url: `${site.origin}/network/index.html` });
+      await server.call("click", { selector: "#load", page_id: "p2" });
+      const p2Row = await eventWhere(
+        server,
+        ["request"],
+        (e) => e.page_id === "p2" && e.data?.resource_type === "Fetch" && e.data?.status === 200,
+      );
+      const p2Id = String(p2Row.data?.request_id);
+      assertEquals(
+        errorCode(await server.call("get_network_request", { request_id: p2Id, page_id: "p1" })),
+        "request_not_found",
+      );
+      await server.call("close_page", { page_id: "p2" });
+      const gone = await server.call("get_network_request", { request_id: p2Id, body: "summary" });
+      assertEquals(errorCode(gone), "body_unavailable", textOf(gone));
+      assert(textOf(gone).includes("closed"), textOf(gone));
+      const kept = structured(await server.call("get_network_request", { request_id: p2Id }));
+      assertEquals([kept.page_id, kept.status], ["p2", 200]);
 
       // Bodies and credentials never reach the data dir (index, segments, evidence).
       await server.call("query_browser_events", { max_events: 1 });
