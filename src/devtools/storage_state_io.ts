@@ -12,6 +12,7 @@ import { cdpMessage } from "../browser/cdp.ts";
 import { ToolError } from "../errors.ts";
 import { seedStorage } from "../scenario/storage_seed.ts";
 import { contextCookies } from "./cookies.ts";
+import { pageSeesCookies, pageSeesStorage } from "./page_agreement.ts";
 import {
   buildStorageState,
   type ParsedState,
@@ -152,6 +153,8 @@ export interface LoadResult {
   cookies_set: number;
   rejected_cookies: { name: string; domain: string; reason: string }[];
   origins: OriginLoad[];
+  /** Views of pages that did not show what was loaded within the bound (page_agreement.ts). */
+  lagging: string[];
 }
 
 async function setCookies(
@@ -196,6 +199,10 @@ export async function loadState(
   parsed: ParsedState,
 ): Promise<LoadResult> {
   const rejected = await setCookies(page, parsed.cookies);
+  const lagging: string[] = [];
+  if (parsed.cookies.length > 0 && !await pageSeesCookies(page)) {
+    lagging.push(`document.cookie of ${page.id}`);
+  }
   const origins: OriginLoad[] = [];
   const later: StateOrigin[] = [];
   for (const o of parsed.origins.filter((o) => o.localStorage.length > 0)) {
@@ -206,6 +213,9 @@ export async function loadState(
     }
     const id = await storageIdFor(open, o.origin, "local");
     for (const e of o.localStorage) await writeItem(open, id, e.name, e.value);
+    if (!await pageSeesStorage(open, o.origin, "local", await readItems(open, id))) {
+      lagging.push(`localStorage of ${o.origin} in ${open.id}`);
+    }
     origins.push({ origin: o.origin, entries: o.localStorage.length, status: "written", page_id: open.id });
   }
   if (later.length > 0) {
@@ -223,5 +233,10 @@ export async function loadState(
       });
     }
   }
-  return { cookies_set: parsed.cookies.length - rejected.length, rejected_cookies: rejected, origins };
+  return {
+    cookies_set: parsed.cookies.length - rejected.length,
+    rejected_cookies: rejected,
+    origins,
+    lagging,
+  };
 }

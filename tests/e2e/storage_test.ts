@@ -94,6 +94,11 @@ async function roundTrips(server: ServerHandle, origin: string): Promise<void> {
         "/storage",
       ]);
       assert(!textOf(set).includes("abc123"), "the value is not printed");
+      assertEquals(
+        structured(set).warnings,
+        undefined,
+        "the page's own document.cookie agreed before the answer",
+      );
       await ok(server, "cookies", {
         action: "set",
         name: "root",
@@ -148,6 +153,11 @@ async function roundTrips(server: ServerHandle, origin: string): Promise<void> {
       const ws = await server.call("web_storage", { action: "set", key: "theme", value: "dark-mode" });
       assertEquals(structured(ws).origin, site.origin);
       assert(!textOf(ws).includes("dark-mode"));
+      assertEquals(
+        structured(ws).warnings,
+        undefined,
+        "the page's own localStorage agreed before the answer",
+      );
       assertEquals(await evaluate(server, "localStorage.getItem('theme')"), "dark-mode");
       await evaluate(server, "localStorage.setItem('fromPage', 'p-value'), 1");
       const wl = await ok(server, "web_storage", { action: "list" });

@@ -16,9 +16,10 @@ import { ToolError } from "../../errors.ts";
 import type { Tool } from "../define_tool.ts";
 import { defineTool } from "../define_tool.ts";
 import { OUTPUT_SCHEMAS } from "../output_schemas.ts";
-import { output } from "../response.ts";
+import { output, type ToolOutput } from "../response.ts";
 import { pageId } from "../schemas.ts";
-import { ACTIONS, httpUrl, missing, webStorage } from "./web_storage.ts";
+import { ACTIONS, httpUrl, lagging, missing, webStorage } from "./web_storage.ts";
+import { pageSeesCookies } from "../../devtools/page_agreement.ts";
 
 /** The page's current http(s) URL, for cookie calls that name no URL or domain. */
 function pageUrl(page: PageTarget, action: string): string {
@@ -85,99 +86,108 @@ export const storageTools: Tool[] = [
         }${c.same_site ? ` SameSite=${c.same_site}` : ""}${
           c.expires === -1 ? " session" : ` expires ${new Date(c.expires * 1000).toISOString()}`
         }`;
-      switch (args.action) {
-        case "list":
-        case "get": {
-          if (args.action === "get" && args.name === undefined) throw missing("get", "name", "cookies");
-          const all = await read();
-          const rows = all.slice(0, COOKIE_LIMITS.list).map((c) => cookieRow(c, show));
-          const omitted = all.length - rows.length;
-          const head = args.action === "get"
-            ? rows.length === 0
-              ? `No cookie named ${JSON.stringify(args.name)}${
-                scope.includes("domain") || args.url ? ` (${scope})` : ""
-              }.`
-              : `${rows.length} cookie(s) named ${JSON.stringify(args.name)}:`
-            : all.length === 0
-            ? `No cookies${scope ? ` (${scope})` : " in the session's browser context"}.`
-            : `${all.length} cookie(s)${scope ? ` (${scope})` : ""}${
-              omitted ? `; first ${rows.length} shown, ${omitted} omitted` : ""
-            }:`;
-          return output([head, ...rows.map(line)].join("\n"), {
-            action: args.action,
-            page_id: page.id,
-            ...(args.action === "get" ? { found: rows.length > 0 } : {}),
-            cookies: rows,
-            total_count: all.length,
-            omitted_count: omitted,
-            values_shown: show,
-          });
-        }
-        case "set": {
-          if (args.name === undefined) throw missing("set", "name", "cookies");
-          if (args.value === undefined) throw missing("set", "value", "cookies");
-          if (args.url !== undefined && args.domain !== undefined) {
-            throw new ToolError({
-              code: "invalid_arguments",
-              message: "cookies set takes url or domain, not both.",
-              retry: "never",
-              recovery: "Pass url (a host-only cookie of its host) or domain (a domain cookie), not both.",
-              affected: { argument: "domain" },
+      const run = async (): Promise<ToolOutput> => {
+        switch (args.action) {
+          case "list":
+          case "get": {
+            if (args.action === "get" && args.name === undefined) throw missing("get", "name", "cookies");
+            const all = await read();
+            const rows = all.slice(0, COOKIE_LIMITS.list).map((c) => cookieRow(c, show));
+            const omitted = all.length - rows.length;
+            const head = args.action === "get"
+              ? rows.length === 0
+                ? `No cookie named ${JSON.stringify(args.name)}${
+                  scope.includes("domain") || args.url ? ` (${scope})` : ""
+                }.`
+                : `${rows.length} cookie(s) named ${JSON.stringify(args.name)}:`
+              : all.length === 0
+              ? `No cookies${scope ? ` (${scope})` : " in the session's browser context"}.`
+              : `${all.length} cookie(s)${scope ? ` (${scope})` : ""}${
+                omitted ? `; first ${rows.length} shown, ${omitted} omitted` : ""
+              }:`;
+            return output([head, ...rows.map(line)].join("\n"), {
+              action: args.action,
+              page_id: page.id,
+              ...(args.action === "get" ? { found: rows.length > 0 } : {}),
+              cookies: rows,
+              total_count: all.length,
+              omitted_count: omitted,
+              values_shown: show,
             });
           }
-          const url = args.domain === undefined ? args.url ?? pageUrl(page, "set") : undefined;
-          const kept = await setCookie(page, { ...args, name: args.name, value: args.value, url });
-          const row = cookieRow(kept, show);
-          return output(`Set cookie ${line(row)}`, {
-            action: "set",
-            page_id: page.id,
-            cookie: row,
-            cookies: [row],
-            values_shown: show,
-          });
-        }
-        case "delete": {
-          if (args.name === undefined) throw missing("delete", "name", "cookies");
-          const doomed = await read();
-          await deleteCookies(page, doomed);
-          const left = (await contextCookies(page)).filter((c) =>
-            doomed.some((d) => d.name === c.name && d.domain === c.domain && d.path === c.path)
-          );
-          const removed = doomed.map((c) => ({ name: c.name, domain: c.domain, path: c.path }));
-          return output(
-            removed.length === 0
-              ? `No cookie named ${JSON.stringify(args.name)}${scope ? ` (${scope})` : ""}; nothing deleted.`
-              : `Deleted ${removed.length} cookie(s): ${
-                removed.map((r) => `${r.name} ${r.domain}${r.path}`).join(", ")
-              }` +
-                (left.length ? `; ${left.length} still present` : ""),
-            {
-              action: "delete",
+          case "set": {
+            if (args.name === undefined) throw missing("set", "name", "cookies");
+            if (args.value === undefined) throw missing("set", "value", "cookies");
+            if (args.url !== undefined && args.domain !== undefined) {
+              throw new ToolError({
+                code: "invalid_arguments",
+                message: "cookies set takes url or domain, not both.",
+                retry: "never",
+                recovery: "Pass url (a host-only cookie of its host) or domain (a domain cookie), not both.",
+                affected: { argument: "domain" },
+              });
+            }
+            const url = args.domain === undefined ? args.url ?? pageUrl(page, "set") : undefined;
+            const kept = await setCookie(page, { ...args, name: args.name, value: args.value, url });
+            const row = cookieRow(kept, show);
+            return output(`Set cookie ${line(row)}`, {
+              action: "set",
               page_id: page.id,
-              removed,
-              removed_count: removed.length,
-              remaining_count: left.length,
-            },
-          );
+              cookie: row,
+              cookies: [row],
+              values_shown: show,
+            });
+          }
+          case "delete": {
+            if (args.name === undefined) throw missing("delete", "name", "cookies");
+            const doomed = await read();
+            await deleteCookies(page, doomed);
+            const left = (await contextCookies(page)).filter((c) =>
+              doomed.some((d) => d.name === c.name && d.domain === c.domain && d.path === c.path)
+            );
+            const removed = doomed.map((c) => ({ name: c.name, domain: c.domain, path: c.path }));
+            return output(
+              removed.length === 0
+                ? `No cookie named ${JSON.stringify(args.name)}${
+                  scope ? ` (${scope})` : ""
+                }; nothing deleted.`
+                : `Deleted ${removed.length} cookie(s): ${
+                  removed.map((r) => `${r.name} ${r.domain}${r.path}`).join(", ")
+                }` +
+                  (left.length ? `; ${left.length} still present` : ""),
+              {
+                action: "delete",
+                page_id: page.id,
+                removed,
+                removed_count: removed.length,
+                remaining_count: left.length,
+              },
+            );
+          }
+          case "clear": {
+            const scoped = args.domain !== undefined || args.url !== undefined || args.name !== undefined ||
+              args.path !== undefined;
+            const before = scoped ? await read() : await contextCookies(page);
+            if (scoped) await deleteCookies(page, before);
+            else await clearAllCookies(page);
+            const after = scoped ? (await read()).length : (await contextCookies(page)).length;
+            return output(
+              `Cleared ${before.length - after} cookie(s)${scope ? ` (${scope})` : ""}; ${after} left there.`,
+              {
+                action: "clear",
+                page_id: page.id,
+                removed_count: before.length - after,
+                remaining_count: after,
+              },
+            );
+          }
         }
-        case "clear": {
-          const scoped = args.domain !== undefined || args.url !== undefined || args.name !== undefined ||
-            args.path !== undefined;
-          const before = scoped ? await read() : await contextCookies(page);
-          if (scoped) await deleteCookies(page, before);
-          else await clearAllCookies(page);
-          const after = scoped ? (await read()).length : (await contextCookies(page)).length;
-          return output(
-            `Cleared ${before.length - after} cookie(s)${scope ? ` (${scope})` : ""}; ${after} left there.`,
-            {
-              action: "clear",
-              page_id: page.id,
-              removed_count: before.length - after,
-              remaining_count: after,
-            },
-          );
-        }
+      };
+      const out = await run();
+      if (args.action !== "list" && args.action !== "get" && !await pageSeesCookies(page)) {
+        lagging(out, "document.cookie");
       }
+      return out;
     },
   }),
   webStorage,
@@ -264,6 +274,11 @@ export const storageTools: Tool[] = [
           origins: loaded.origins,
           rejected_cookies: loaded.rejected_cookies,
           ...(parsed.not_loaded.length ? { not_loaded: parsed.not_loaded } : {}),
+          ...(loaded.lagging.length
+            ? {
+              warnings: loaded.lagging.map((l) => `page_view_lagging: ${l} did not show the load within 1 s`),
+            }
+            : {}),
         },
       );
     },

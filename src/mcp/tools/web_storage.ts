@@ -12,8 +12,22 @@ import {
 import { ToolError } from "../../errors.ts";
 import { defineTool } from "../define_tool.ts";
 import { OUTPUT_SCHEMAS } from "../output_schemas.ts";
-import { output } from "../response.ts";
+import { output, type ToolOutput } from "../response.ts";
+import { pageSeesStorage } from "../../devtools/page_agreement.ts";
 import { pageId } from "../schemas.ts";
+
+/**
+ * The change is in the browser's store but the page's own read did not show it within the bound: said,
+ * so "the page sees it" is never implied when it did not.
+ */
+export function lagging(out: ToolOutput, what: string): void {
+  const warnings = (out.structured.warnings as string[] | undefined) ?? [];
+  warnings.push(
+    `page_view_lagging: the page's ${what} did not show the change within 1 s; read it again shortly`,
+  );
+  out.structured.warnings = warnings;
+  out.text += `\nWarning: the page's ${what} did not show the change yet.`;
+}
 
 export const ACTIONS = ["list", "get", "set", "delete", "clear"] as const;
 
@@ -79,83 +93,91 @@ export const webStorage = defineTool({
       if (args.key === undefined) throw missing(args.action, "key", "web_storage");
       return args.key;
     };
-    switch (args.action) {
-      case "list": {
-        const items = await readItems(page, id);
-        const rows = items.slice(0, STORAGE_LIMITS.list).map(([key, value]) => ({
-          key,
-          value: shownValue(value, show),
-        }));
-        const omitted = items.length - rows.length;
-        return output(
-          [
-            `${items.length} entr${items.length === 1 ? "y" : "ies"} in ${where}${
-              omitted ? `; first ${rows.length} shown, ${omitted} omitted` : ""
-            }:`,
-            ...rows.map((r) => `${r.key} = ${r.value}`),
-          ].join("\n"),
-          { ...base, entries: rows, total_count: items.length, omitted_count: omitted, values_shown: show },
-        );
-      }
-      case "get": {
-        const key = needKey();
-        const hit = (await readItems(page, id)).find(([k]) => k === key);
-        const value = hit ? shownValue(hit[1], show) : null;
-        return output(hit ? `${where}: ${key} = ${value}` : `${where} has no key ${JSON.stringify(key)}.`, {
-          ...base,
-          key,
-          found: hit !== undefined,
-          value,
-          values_shown: show,
-        });
-      }
-      case "set": {
-        const key = needKey();
-        if (args.value === undefined) throw missing("set", "value", "web_storage");
-        await writeItem(page, id, key, args.value);
-        const back = (await readItems(page, id)).find(([k]) => k === key);
-        if (back?.[1] !== args.value) {
-          throw new ToolError({
-            code: "storage_write_failed",
-            message:
-              `${where}: ${key} did not keep the value written (quota, or the page changed it at once).`,
-            retry: "safe",
-            recovery: "Retry; for large values check the origin's quota (about 5 MB per origin).",
-            affected: { page_id: page.id, argument: "value" },
-          });
+    const run = async (): Promise<ToolOutput> => {
+      switch (args.action) {
+        case "list": {
+          const items = await readItems(page, id);
+          const rows = items.slice(0, STORAGE_LIMITS.list).map(([key, value]) => ({
+            key,
+            value: shownValue(value, show),
+          }));
+          const omitted = items.length - rows.length;
+          return output(
+            [
+              `${items.length} entr${items.length === 1 ? "y" : "ies"} in ${where}${
+                omitted ? `; first ${rows.length} shown, ${omitted} omitted` : ""
+              }:`,
+              ...rows.map((r) => `${r.key} = ${r.value}`),
+            ].join("\n"),
+            { ...base, entries: rows, total_count: items.length, omitted_count: omitted, values_shown: show },
+          );
         }
-        return output(`Set ${key} in ${where} (${args.value.length} chars).`, {
-          ...base,
-          key,
-          value: shownValue(args.value, show),
-          values_shown: show,
-        });
-      }
-      case "delete": {
-        const key = needKey();
-        const had = (await readItems(page, id)).some(([k]) => k === key);
-        if (had) await removeItem(page, id, key);
-        return output(
-          had
-            ? `Deleted ${key} from ${where}.`
-            : `${where} has no key ${JSON.stringify(key)}; nothing deleted.`,
-          {
+        case "get": {
+          const key = needKey();
+          const hit = (await readItems(page, id)).find(([k]) => k === key);
+          const value = hit ? shownValue(hit[1], show) : null;
+          return output(hit ? `${where}: ${key} = ${value}` : `${where} has no key ${JSON.stringify(key)}.`, {
             ...base,
             key,
-            removed: had,
-          },
-        );
+            found: hit !== undefined,
+            value,
+            values_shown: show,
+          });
+        }
+        case "set": {
+          const key = needKey();
+          if (args.value === undefined) throw missing("set", "value", "web_storage");
+          await writeItem(page, id, key, args.value);
+          const back = (await readItems(page, id)).find(([k]) => k === key);
+          if (back?.[1] !== args.value) {
+            throw new ToolError({
+              code: "storage_write_failed",
+              message:
+                `${where}: ${key} did not keep the value written (quota, or the page changed it at once).`,
+              retry: "safe",
+              recovery: "Retry; for large values check the origin's quota (about 5 MB per origin).",
+              affected: { page_id: page.id, argument: "value" },
+            });
+          }
+          return output(`Set ${key} in ${where} (${args.value.length} chars).`, {
+            ...base,
+            key,
+            value: shownValue(args.value, show),
+            values_shown: show,
+          });
+        }
+        case "delete": {
+          const key = needKey();
+          const had = (await readItems(page, id)).some(([k]) => k === key);
+          if (had) await removeItem(page, id, key);
+          return output(
+            had
+              ? `Deleted ${key} from ${where}.`
+              : `${where} has no key ${JSON.stringify(key)}; nothing deleted.`,
+            {
+              ...base,
+              key,
+              removed: had,
+            },
+          );
+        }
+        case "clear": {
+          const count = (await readItems(page, id)).length;
+          await clearItems(page, id);
+          const left = (await readItems(page, id)).length;
+          return output(`Cleared ${count - left} entr${count - left === 1 ? "y" : "ies"} from ${where}.`, {
+            ...base,
+            removed_count: count - left,
+            remaining_count: left,
+          });
+        }
       }
-      case "clear": {
-        const count = (await readItems(page, id)).length;
-        await clearItems(page, id);
-        const left = (await readItems(page, id)).length;
-        return output(`Cleared ${count - left} entr${count - left === 1 ? "y" : "ies"} from ${where}.`, {
-          ...base,
-          removed_count: count - left,
-          remaining_count: left,
-        });
-      }
+    };
+    const out = await run();
+    if (args.action === "set" || args.action === "delete" || args.action === "clear") {
+      const entries = await readItems(page, id);
+      if (!await pageSeesStorage(page, origin, area, entries)) lagging(out, `${area}Storage`);
     }
+    return out;
   },
 });
