@@ -137,8 +137,9 @@ const UNFINISHED_ROW_MS = 500;
  * interaction in flight when it happened: events Chrome timestamps (console, exceptions, request
  * starts) by that timestamp, so an event from before an action's dispatch that arrives late is not
  * the action's, and a fetch begun during a navigation stays the navigation's. Headers, cookies,
- * auth values and bodies are never read into a row; page-authored text goes through the
- * best-effort sanitizer and is bounded.
+ * auth values and bodies are never read into a row (get_network_request reads them from the
+ * in-memory log trackNetworkDetail keeps, and from the live page); page-authored text goes through the
+ * best-effort sanitizer and is bounded. Error rows carry `frames`, source-mapped from loopback maps.
  */
 export function recordBrowserEvents(session: BrowserSession, emit: EventSink): () => void {
   sessionSinks.set(session, emit);

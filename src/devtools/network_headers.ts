@@ -62,6 +62,8 @@ export function redactHeaders(headers: Record<string, string> | undefined): Reda
  * `<redacted: N chars>` even then. data: URLs show their mime and length only.
  */
 export function liveUrl(raw: string, showQuery: boolean): string {
+  // Already in this form (the log keeps data: URLs this way).
+  if (/^data:[^,]{0,64},<\d+ chars>$/.test(raw)) return raw;
   if (/^data:/i.test(raw)) {
     const mime = /^data:([^;,]{0,64})/i.exec(raw)?.[1] || "text/plain";
     return `data:${mime},<${raw.length} chars>`;

@@ -8,7 +8,7 @@
 import type { Protocol } from "devtools-protocol";
 import type { BrowserSession } from "../browser/session.ts";
 import type { PageTarget } from "../browser/targets.ts";
-import type { ResourceTimingLike } from "./network_headers.ts";
+import { liveUrl, type ResourceTimingLike } from "./network_headers.ts";
 
 export const NETWORK_LOG_LIMITS = {
   /** Requests kept per session. */
@@ -18,6 +18,26 @@ export const NETWORK_LOG_LIMITS = {
 } as const;
 
 type Headers = Record<string, string>;
+
+/** Initiator frames kept per request (the tool shows five); the rest of a deep async stack is dropped. */
+const KEPT_FRAMES = 8;
+/** A longer URL is kept cut (a data: URL can be megabytes; its mime and length are what is shown). */
+const KEPT_URL_CHARS = 8 * 1024;
+
+function keptUrl(url: string): string {
+  if (/^data:/i.test(url)) return liveUrl(url, false);
+  return url.length > KEPT_URL_CHARS ? `${url.slice(0, KEPT_URL_CHARS)}…` : url;
+}
+
+/** The initiator without its full async stack chain: its first frames, flattened. */
+function keptInitiator(i: Protocol.Network.Initiator): Protocol.Network.Initiator {
+  const callFrames: Protocol.Runtime.CallFrame[] = [];
+  for (let s = i.stack; s && callFrames.length < KEPT_FRAMES; s = s.parent) {
+    callFrames.push(...s.callFrames.slice(0, KEPT_FRAMES - callFrames.length));
+  }
+  const { stack: _stack, ...rest } = i;
+  return callFrames.length ? { ...rest, stack: { callFrames } } : rest;
+}
 
 export interface ResponseDetail {
   status: number;
@@ -131,12 +151,12 @@ export class NetworkLog {
       issued: p.timestamp,
       wall_ms: p.wallTime * 1000,
       method: p.request.method,
-      url: p.request.url + (p.request.urlFragment ?? ""),
+      url: keptUrl(p.request.url + (p.request.urlFragment ?? "")),
       resource_type: p.type ?? "Other",
       headers: p.request.headers as Headers,
       has_post_data: p.request.hasPostData ?? false,
       post_data_bytes: p.request.postDataEntries?.reduce((n, d) => n + (d.bytes?.length ?? 0), 0),
-      initiator: p.initiator,
+      initiator: keptInitiator(p.initiator),
       redirects: prior?.redirects ?? [],
       sent_headers: early?.sent,
       received_headers: early?.received,

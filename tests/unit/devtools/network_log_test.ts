@@ -125,3 +125,26 @@ Deno.test("network log: bounded, least recently used out first, aged-out ids say
   assertEquals(log.lookup("q1"), { reason: "aged_out" });
   assert(log.lookup("q-new").found);
 });
+
+Deno.test("network log: data: URLs and deep initiator stacks are kept small", () => {
+  const log = new NetworkLog();
+  const frame = (i: number) => ({
+    functionName: `f${i}`,
+    scriptId: "1",
+    url: "http://127.0.0.1/a.js",
+    lineNumber: i,
+    columnNumber: 0,
+  });
+  let stack: Protocol.Runtime.StackTrace = { callFrames: [frame(0), frame(1)] };
+  for (let i = 2; i < 40; i += 2) stack = { callFrames: [frame(i), frame(i + 1)], parent: stack };
+  log.willBeSent(
+    p1,
+    sent("d1", `data:image/png;base64,${"A".repeat(1_000_000)}`, { initiator: { type: "script", stack } }),
+  );
+  const e = log.lookup("d1").found;
+  assert(e);
+  assertEquals(e.url, `data:image/png,<${"data:image/png;base64,".length + 1_000_000} chars>`);
+  assertEquals(e.initiator.stack?.callFrames.length, 8);
+  assertEquals(e.initiator.stack?.parent, undefined);
+  assertEquals(e.initiator.stack?.callFrames[0].functionName, "f38");
+});
