@@ -123,6 +123,12 @@ async function roundTrips(server: ServerHandle, origin: string): Promise<void> {
       assertEquals(rows.map((c) => c.name).sort(), ["root", "sid", "tok"]);
       assert(rows.every((c) => /^<\d+ chars>$/.test(c.value)), "values masked by default");
       assert(!/abc123|r00t|hidden-token/.test(JSON.stringify(listed)), "no value anywhere in the response");
+      const bounded = await ok(server, "cookies", { action: "list", max_cookies: 1 });
+      assertEquals([(bounded.cookies as unknown[]).length, bounded.total_count, bounded.omitted_count], [
+        1,
+        3,
+        2,
+      ]);
       const tok = rows.find((c) => c.name === "tok");
       assertEquals([tok?.http_only, tok?.expires], [true, -1]);
       assertEquals(rows.find((c) => c.name === "root")?.same_site, "Strict");

@@ -35,6 +35,9 @@ function pageUrl(page: PageTarget, action: string): string {
   });
 }
 
+/** Rows a list shows unless asked for more: about 170 characters each. */
+const DEFAULT_LIST = 50;
+
 const cookieInput = z.strictObject({
   action: z.enum(ACTIONS),
   name: z.string().min(1).max(COOKIE_LIMITS.name).optional().describe(
@@ -55,6 +58,9 @@ const cookieInput = z.strictObject({
   secure: z.boolean().optional(),
   same_site: z.enum(["Strict", "Lax", "None"]).optional(),
   show_values: z.boolean().optional().describe("Show values (default: lengths only)"),
+  max_cookies: z.number().int().min(1).max(COOKIE_LIMITS.list).optional().describe(
+    `list/get: rows shown (default ${DEFAULT_LIST})`,
+  ),
   page_id: pageId.optional(),
 });
 
@@ -92,7 +98,7 @@ export const storageTools: Tool[] = [
           case "get": {
             if (args.action === "get" && args.name === undefined) throw missing("get", "name", "cookies");
             const all = await read();
-            const rows = all.slice(0, COOKIE_LIMITS.list).map((c) => cookieRow(c, show));
+            const rows = all.slice(0, args.max_cookies ?? DEFAULT_LIST).map((c) => cookieRow(c, show));
             const omitted = all.length - rows.length;
             const head = args.action === "get"
               ? rows.length === 0
@@ -103,7 +109,9 @@ export const storageTools: Tool[] = [
               : all.length === 0
               ? `No cookies${scope ? ` (${scope})` : " in the session's browser context"}.`
               : `${all.length} cookie(s)${scope ? ` (${scope})` : ""}${
-                omitted ? `; first ${rows.length} shown, ${omitted} omitted` : ""
+                omitted
+                  ? `; first ${rows.length} shown, ${omitted} omitted (max_cookies up to ${COOKIE_LIMITS.list}, or filter)`
+                  : ""
               }:`;
             return output([head, ...rows.map(line)].join("\n"), {
               action: args.action,
@@ -237,7 +245,7 @@ export const storageTools: Tool[] = [
     capability: "devtools",
     output: OUTPUT_SCHEMAS.load_storage_state,
     description:
-      "Load a Playwright storage-state JSON file (Playwright's context.storageState({path}) or save_storage_state): sets its cookies and each origin's localStorage (now where a page has the origin open, else on the page's first visit).",
+      "Load a Playwright storage-state JSON file (Playwright's context.storageState({path}) or save_storage_state): merges its cookies and each origin's localStorage into the session (now where a page has the origin open, else on the page's first visit).",
     input: z.strictObject({
       path: z.string().min(1).max(4096).describe(
         "File path (absolute, or relative to the server's working directory)",

@@ -47,6 +47,7 @@ export const httpUrl = z.string().max(4096).refine(
   "an http(s) URL",
 );
 
+const DEFAULT_LIST = 50;
 const STORAGE_LIMITS = { list: 200, key: 1024, value: 1_000_000 } as const;
 
 /** web_storage: one origin's local or session storage, through a frame of it in the page. */
@@ -63,6 +64,9 @@ export const webStorage = defineTool({
     key: z.string().max(STORAGE_LIMITS.key).optional().describe("get, set, delete"),
     value: z.string().max(STORAGE_LIMITS.value).optional().describe("set"),
     show_values: z.boolean().optional().describe("Show values (default: lengths only)"),
+    max_entries: z.number().int().min(1).max(STORAGE_LIMITS.list).optional().describe(
+      `list: entries shown (default ${DEFAULT_LIST})`,
+    ),
     page_id: pageId.optional(),
   }),
   handler: async (args, app) => {
@@ -97,7 +101,7 @@ export const webStorage = defineTool({
       switch (args.action) {
         case "list": {
           const items = await readItems(page, id);
-          const rows = items.slice(0, STORAGE_LIMITS.list).map(([key, value]) => ({
+          const rows = items.slice(0, args.max_entries ?? DEFAULT_LIST).map(([key, value]) => ({
             key,
             value: shownValue(value, show),
           }));
@@ -105,7 +109,9 @@ export const webStorage = defineTool({
           return output(
             [
               `${items.length} entr${items.length === 1 ? "y" : "ies"} in ${where}${
-                omitted ? `; first ${rows.length} shown, ${omitted} omitted` : ""
+                omitted
+                  ? `; first ${rows.length} shown, ${omitted} omitted (max_entries up to ${STORAGE_LIMITS.list})`
+                  : ""
               }:`,
               ...rows.map((r) => `${r.key} = ${r.value}`),
             ].join("\n"),
