@@ -37,10 +37,10 @@ async function events(server: ServerHandle, kinds: string[]): Promise<Event[]> {
   return structured(await server.call("query_browser_events", { kinds, max_events: 200 })).events as Event[];
 }
 
-/** The smallest of a few runs of the same loop: the page's own speed, least disturbed by the host's load. */
-async function loopMs(server: ServerHandle, n: number): Promise<number> {
-  const runs = await evaluate<number[]>(server, `[busyLoop(${n}), busyLoop(${n}), busyLoop(${n})]`);
-  return Math.min(...runs);
+/** `count` runs of the same loop in the page, sorted (ms each). */
+async function loopRuns(server: ServerHandle, n: number, count: number): Promise<number[]> {
+  const runs = await evaluate<number[]>(server, `Array.from({ length: ${count} }, () => busyLoop(${n}))`);
+  return runs.sort((a, b) => a - b);
 }
 
 Deno.test({
@@ -54,14 +54,24 @@ Deno.test({
       const before = await evaluate<Seen>(server, "seen(false)");
 
       // CPU: the same loop in the same page, before and after.
-      const N = 3_000_000;
-      await loopMs(server, N); // warm the JIT so both measurements run optimized code
-      const fast = await loopMs(server, N);
+      // Chrome throttles by suspending the renderer's main thread for part of each time slice, so the
+      // throttled loop is slow whatever the host's load, while an unthrottled run on a busy host is
+      // slowed by contention too (measured at load 12 on 2 cores: unthrottled 100-330 ms, throttled
+      // ~500 ms). The page's own speed is its best unthrottled run, sampled before and after.
+      const N = 8_000_000;
+      await loopRuns(server, N / 4, 1); // warm the JIT so both measurements run optimized code
+      const fast = await loopRuns(server, N, 5);
       const cpu = await emulate(server, { cpu_slowdown: 4 });
       assertEquals((cpu.emulation as Record<string, unknown>).cpu_slowdown, 4);
-      const slow = await loopMs(server, N);
-      assert(slow >= fast * 2, `cpu 4× slows the loop: ${fast.toFixed(1)} ms → ${slow.toFixed(1)} ms`);
+      const slow = await loopRuns(server, N, 3);
       await emulate(server, { cpu_slowdown: 1 });
+      const best = Math.min(fast[0], ...(await loopRuns(server, N, 5)));
+      assert(
+        slow[1] >= best * 2,
+        `cpu 4× slows the loop: best ${best.toFixed(0)} ms unthrottled (${fast.map((v) => v.toFixed(0))}) → ${
+          slow.map((v) => v.toFixed(0))
+        } ms`,
+      );
 
       // Network: a 2 s latency preset, then offline.
       const slow3g = await emulate(server, { network: "slow_3g" });
@@ -106,7 +116,11 @@ Deno.test({
 
       // A merge changes one feature and keeps the rest; then everything survives a navigation.
       await emulate(server, { media: { prefers_reduced_motion: null } });
-      await server.call("navigate_page", { url: `${base}/next.html` });
+      // Another site (localhost beside 127.0.0.1): a new renderer process, the same emulation.
+      const crossSite = await server.call("navigate_page", {
+        url: `${base.replace("127.0.0.1", "localhost")}/next.html`,
+      });
+      assert(!crossSite.isError, textOf(crossSite));
       const after = await evaluate<Seen>(server, "seen()");
       assertEquals(
         [after.dark, after.reduced_motion, after.timezone, after.language, after.geolocation],
