@@ -10,7 +10,7 @@ import type { BrowserSession } from "../browser/session.ts";
 import type { PageTarget } from "../browser/targets.ts";
 import { cdpMessage } from "../browser/cdp.ts";
 import { ToolError } from "../errors.ts";
-import { seedStorage } from "../scenario/storage_seed.ts";
+import { seedStorage, STORAGE_SEED_BINDING } from "../scenario/storage_seed.ts";
 import { contextCookies } from "./cookies.ts";
 import { pageSeesCookies, pageSeesStorage } from "./page_agreement.ts";
 import {
@@ -95,6 +95,9 @@ export async function saveState(
   }
   const cookies = await contextCookies(page);
   const { origins, unread } = await openOrigins(session);
+  // Loaded but not yet visited: their entries exist only in the armed seed, and go into the file too.
+  const read = new Set(origins.map((o) => o.origin));
+  for (const [origin, o] of pendingOf(session)) if (!read.has(origin)) origins.push(o);
   const state = buildStorageState(cookies, origins);
   const text = JSON.stringify(state, null, 2);
   // Written beside the target with mode 0600 from the start, then renamed over it: never world-readable,
@@ -139,6 +142,24 @@ export async function readStateFile(given: string): Promise<{ path: string; pars
     );
   }
   return { path, parsed: parseStorageState(await Deno.readTextFile(path), path) };
+}
+
+/**
+ * Per session, the origins a load armed a seed for that no document of has opened yet (storage_seed.ts
+ * removes a seed once its origin's first document wrote it, and reports that through its binding).
+ */
+const pendingSeeds = new WeakMap<BrowserSession, Map<string, StateOrigin>>();
+
+function pendingOf(session: BrowserSession): Map<string, StateOrigin> {
+  let map = pendingSeeds.get(session);
+  if (!map) {
+    const created = new Map<string, StateOrigin>();
+    pendingSeeds.set(session, map = created);
+    session.onPageEvent("Runtime.bindingCalled", (_page, { name, payload }) => {
+      if (name === STORAGE_SEED_BINDING) created.delete(payload);
+    });
+  }
+  return map;
 }
 
 export interface OriginLoad {
@@ -224,6 +245,8 @@ export async function loadState(
       local_storage: later.map((o) => ({ origin: o.origin, entries: o.localStorage })),
       session_storage: [],
     }, later.map((o) => o.origin));
+    const pending = pendingOf(session);
+    for (const o of later) pending.set(o.origin, o);
     for (const o of later) {
       origins.push({
         origin: o.origin,

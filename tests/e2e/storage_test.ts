@@ -262,6 +262,15 @@ async function playwrightRoundTrip(server: ServerHandle, origin: string): Promis
       !/s-secret-1|tok-secret-2|pw-value|from-pw/.test(JSON.stringify(loaded)),
       "no values in the response",
     );
+    // Saved again before any visit: the armed entries are part of the state.
+    const relay = JSON.parse(
+      await Deno.readTextFile(String(
+        (await ok(server, "save_storage_state", {
+          path: join(dir, "relay.json"),
+        })).path,
+      )),
+    ) as StateFile;
+    assertEquals(relay.origins, pwFile.origins, "loaded, not yet visited origins are saved too");
     await ok(server, "navigate_page", { url: page });
     const atLoad = await evaluate(server, "window.__atLoad") as {
       cookie: string;
