@@ -3,7 +3,7 @@ import type * as Trace from "@paulirish/trace_engine";
 import type { BrowserSession } from "../browser/session.ts";
 import { emitSessionEvent } from "../browser/events.ts";
 import { describeNodes, type NodeView, type StoppedTrace, type TraceRun } from "./performance.ts";
-import { bestClock, type TraceClock, traceClock, type TraceStampEvent } from "./trace_clock.ts";
+import { bestClock, firstStampTs, type TraceClock, traceClock, type TraceStampEvent } from "./trace_clock.ts";
 import {
   type LayoutShift,
   parseTrace,
@@ -144,7 +144,8 @@ export async function reportTrace(
   if (stopped.dataLoss) {
     warnings.push("trace_data_lost: Chrome's trace buffer filled; the end of the span is missing");
   }
-  const summary = summarizeTrace(await parseTrace(events));
+  const sinceUs = firstStampTs(events as readonly TraceStampEvent[], run.stamps);
+  const summary = summarizeTrace(await parseTrace(events), { sinceUs });
 
   const ids = [
     ...(summary.lcp?.node_id !== undefined ? [summary.lcp.node_id] : []),

@@ -75,3 +75,19 @@ export function bestClock(
   }
   return best;
 }
+
+/**
+ * The trace time of the first stamp recorded: the end of tracing's own start-up, whose work (the
+ * profiler starting) runs as a main-thread task of its own that is no finding about the page.
+ */
+export function firstStampTs(
+  events: readonly TraceStampEvent[],
+  stamps: readonly SyncStamp[],
+): number | undefined {
+  let first: number | undefined;
+  for (const s of stamps) {
+    const ts = findSyncStamp(events, s.token);
+    if (ts !== undefined && (first === undefined || ts < first)) first = ts;
+  }
+  return first;
+}

@@ -181,12 +181,14 @@ function inpOf(parsed: ParsedTrace): TraceSummary["inp"] {
   };
 }
 
-export function summarizeTrace(parsed: ParsedTrace): TraceSummary {
+/** `sinceUs`: long tasks that began before it (tracing's own start-up) are not the page's. */
+export function summarizeTrace(parsed: ParsedTrace, opts: { sinceUs?: number } = {}): TraceSummary {
   const dpr = parsed.data.Meta.devicePixelRatio ?? 1;
   const sets = measuredSets(parsed);
   const navigation = sets.find((s) => s.navigation)?.navigation;
   const lcp = lcpOf(sets);
   const shifts = layoutShifts(parsed, dpr);
+  const since = opts.sinceUs ?? -Infinity;
   const inp = inpOf(parsed);
   const fcp = navigation
     ? metricMs(parsed, Trace.Handlers.ModelHandlers.PageLoadMetrics.MetricName.FCP)
@@ -204,7 +206,7 @@ export function summarizeTrace(parsed: ParsedTrace): TraceSummary {
     },
     layout_shifts: shifts,
     ...(inp ? { inp } : {}),
-    long_tasks: longTasks(parsed),
+    long_tasks: longTasks(parsed).filter((t) => t.ts_us >= since),
     ...summarizeInsights(sets),
     device_pixel_ratio: dpr,
   };

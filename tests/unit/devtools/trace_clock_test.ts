@@ -1,5 +1,11 @@
 import { assert, assertEquals } from "../../assert.ts";
-import { bestClock, findSyncStamp, syncStampToken, traceClock } from "../../../src/devtools/trace_clock.ts";
+import {
+  bestClock,
+  findSyncStamp,
+  firstStampTs,
+  syncStampToken,
+  traceClock,
+} from "../../../src/devtools/trace_clock.ts";
 import { loadTraceFixture } from "./trace_fixture.ts";
 
 Deno.test("traceClock: the stamp sits at the midpoint of its round trip; later trace times follow it", () => {
@@ -41,6 +47,9 @@ Deno.test("findSyncStamp / bestClock: the token's TimeStamp event, the tightest 
   assertEquals(clock.uncertaintyMs, 1);
   assertEquals(clock.toSessionMs(1_200), 96);
   assertEquals(bestClock(events, [{ token: "never-recorded", beforeMs: 1, afterMs: 2 }]), undefined);
+  const stamps = [{ token: other, beforeMs: 0, afterMs: 0 }, { token, beforeMs: 0, afterMs: 0 }];
+  assertEquals(firstStampTs(events, stamps), 200);
+  assertEquals(firstStampTs(events, [{ token: "never-recorded", beforeMs: 0, afterMs: 0 }]), undefined);
 });
 
 Deno.test("findSyncStamp: Chrome records the stamp of a real trace", async () => {

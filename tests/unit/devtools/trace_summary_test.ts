@@ -40,6 +40,17 @@ Deno.test("summarizeTrace: a reload's LCP element, the late banner's shift with 
   assertEquals(s.inp, undefined);
 });
 
+Deno.test("summarizeTrace: long tasks from before sinceUs (tracing's own start-up) are left out", async () => {
+  const parsed = await parseTrace(await loadTraceFixture("shift_reload"));
+  const all = summarizeTrace(parsed).long_tasks;
+  const busy = all.find((t) => t.duration_ms >= 190);
+  assert(busy, "the busy loop");
+  const after = summarizeTrace(parsed, { sinceUs: busy.ts_us + 1 }).long_tasks;
+  assert(!after.some((t) => t.ts_us <= busy.ts_us), `nothing before sinceUs: ${JSON.stringify(after)}`);
+  assertEquals(summarizeTrace(parsed, { sinceUs: busy.ts_us }).long_tasks.includes(busy), false);
+  assert(summarizeTrace(parsed, { sinceUs: busy.ts_us }).long_tasks.some((t) => t.ts_us === busy.ts_us));
+});
+
 Deno.test("summarizeTrace: a click's INP with its phases, no navigation", async () => {
   const s = summarizeTrace(await parseTrace(await loadTraceFixture("click_inp")));
   assertEquals(s.navigation_ts_us, undefined);
