@@ -207,6 +207,29 @@ export interface BundleResult {
   events: Array<EventView & { nearest_change_ms: number | null }>;
   events_total: number;
   header: string;
+  /** What the range ran under (absent when the page was never emulated up to its end). */
+  emulation?: EmulationView;
+}
+
+export interface EmulationView {
+  at_start: string;
+  at_end: string;
+  changes: Array<{ at_ms: number; offset_ms: number; text: string }>;
+}
+
+/** The range's emulation for structured content: session ms and offsets from the anchor. */
+export function emulationView(p: Prepared): EmulationView | undefined {
+  const e = p.emulation;
+  if (!e) return undefined;
+  return {
+    at_start: e.at_start,
+    at_end: e.at_end,
+    changes: e.changes.map((c) => ({
+      at_ms: ms(c.at_ns),
+      offset_ms: ms(c.at_ns - p.range.anchor.at_ns),
+      text: c.text,
+    })),
+  };
 }
 
 export interface BundleOptions {
@@ -403,6 +426,7 @@ export async function buildBundle(
       events: near.events,
       events_total: pageEvents.length,
       header: headerText(prepared, analysis, m, pageEvents),
+      ...(prepared.emulation ? { emulation: emulationView(prepared) } : {}),
     });
   }
   return out;

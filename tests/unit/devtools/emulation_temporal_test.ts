@@ -2,7 +2,7 @@ import { assert, assertEquals } from "../../assert.ts";
 import type { EventView } from "../../../src/capture/events_query.ts";
 import { openIndex } from "../../../src/store/index_db.ts";
 import { emulationLine } from "../../../src/temporal/artifact_text.ts";
-import { eventsNearChanges, layoutShiftLine } from "../../../src/temporal/bundle.ts";
+import { emulationView, eventsNearChanges, layoutShiftLine } from "../../../src/temporal/bundle.ts";
 import { emulationIn, markersIn, type Prepared } from "../../../src/temporal/prepare.ts";
 import type { ResolvedRange } from "../../../src/temporal/range.ts";
 
@@ -105,6 +105,18 @@ Deno.test("emulationLine: names the emulation a range ran under, or its changes;
       "cleared before the range",
     );
     assertEquals(emulationLine(prepared(after, undefined)), undefined);
+  });
+});
+
+Deno.test("emulationView: the range's emulation in session ms and offsets from its anchor", () => {
+  withIndex((db) => {
+    const r = range(2_000, 4_000);
+    assertEquals(emulationView(prepared(r, emulationIn(db, r))), {
+      at_start: SLOW,
+      at_end: "none",
+      changes: [{ at_ms: 3_000, offset_ms: 1_000, text: "cleared (network)" }],
+    });
+    assertEquals(emulationView(prepared(r, undefined)), undefined);
   });
 });
 
