@@ -8,6 +8,7 @@ import { type FieldInfo, type FieldPlan, type FieldValue, isRefusal, planField }
 import {
   APPLY_OPTIONS,
   FIELD_INFO,
+  FIRST_LABEL,
   MATCH_OPTIONS,
   READ_FIELD,
   SELECT_ALL,
@@ -158,7 +159,7 @@ async function fillOne(
     let point: { x: number; y: number } | undefined;
     if (plan.op === "toggle" && plan.click) {
       await env.session.ensureVisible(page);
-      point = await hitTestedPoint(page, target, "fill_form");
+      point = await togglePoint(page, target);
     }
     const shown = { ref: target.ref, via: target.via };
     const ctx = beginAction(env.session, page, "fill_form", {
@@ -235,6 +236,32 @@ async function dispatch(
       if (plan.text.length === 0) await dispatchChord(page, parseChord("Delete"));
       else await page.sendInput("Input.insertText", { text: plan.text });
       return;
+  }
+}
+
+/**
+ * Where to click a checkbox or radio: its own hit-tested centre, or, when a styled form hides or covers
+ * the input itself (the common custom checkbox), its first label that takes the click instead.
+ */
+async function togglePoint(page: PageTarget, target: ElementTarget): Promise<{ x: number; y: number }> {
+  try {
+    return await hitTestedPoint(page, target, "fill_form");
+  } catch (err) {
+    const hidden = err instanceof ToolError &&
+      (err.code === "fill_form_intercepted" || err.code === "element_not_visible");
+    if (!hidden) throw err;
+    const { result } = await page.send("Runtime.callFunctionOn", {
+      objectId: target.objectId,
+      functionDeclaration: FIRST_LABEL,
+    });
+    if (!result.objectId) throw err;
+    const { node } = await page.send("DOM.describeNode", { objectId: result.objectId });
+    return await hitTestedPoint(
+      page,
+      { objectId: result.objectId, backendNodeId: node.backendNodeId },
+      "fill_form",
+    )
+      .catch(() => Promise.reject(err));
   }
 }
 

@@ -95,3 +95,9 @@ export const READ_FIELD = `function(textCap) {
   if ("value" in el && typeof el.value === "string") return { value: el.value };
   return { value: el.innerText };
 }`;
+
+/** The first label of a control with a box to click (null when none): it toggles the control. */
+export const FIRST_LABEL = `function() {
+  for (const l of this.labels || []) if (l.getClientRects().length > 0) return l;
+  return null;
+}`;

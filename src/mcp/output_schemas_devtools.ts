@@ -56,6 +56,10 @@ export const DEVTOOLS_OUTPUT_SCHEMAS = {
     insights: list.optional(),
     trace: z.looseObject({ uri: str, mime_type: str, bytes: num }).optional(),
   }),
-  fill_form: z.looseObject({ status: str, fields: list }),
+  fill_form: z.looseObject({
+    status: str,
+    interaction_id: str,
+    fields: z.array(z.looseObject({ index: num, interaction_id: str, kind: str, target: obj })),
+  }),
   save_pdf: z.looseObject({ page_id: str, uri: str, mime_type: str, bytes: num, headless: bool }),
 } satisfies Record<string, z.ZodObject>;

@@ -48,6 +48,7 @@ Deno.test({
           { selector: "#birthday", value: "1990-04-12" },
           { selector: "#terms", value: "true" },
           { selector: "#notes", value: "line one\nline two" },
+          { selector: "#remember", value: true },
         ],
       });
       assert(!result.isError, textOf(result));
@@ -62,6 +63,7 @@ Deno.test({
         "date",
         "checkbox",
         "textarea",
+        "checkbox",
       ]);
       const ids = fields.map((f) => f.interaction_id);
       assertEquals(new Set(ids).size, fields.length, `one interaction per field: ${ids}`);
@@ -84,6 +86,7 @@ Deno.test({
         country: "fr",
         news: true,
         terms: true,
+        remember: true,
         plan: "pro",
         birthday: "1990-04-12",
         notes: "line one\nline two",
@@ -102,6 +105,10 @@ Deno.test({
         "the checkbox was clicked",
       );
       assert(!seen.some((e) => e.id === "terms"), "the already-checked box was left alone");
+      assert(
+        seen.some((e) => e.id === "remember" && e.type === "change" && e.trusted),
+        "the clipped checkbox was toggled through its label",
+      );
 
       // Each field's interaction is on the timeline as its own anchor.
       for (const id of ids) {
