@@ -181,8 +181,17 @@ async function roundTrips(server: ServerHandle, origin: string): Promise<void> {
         "one",
         null,
       ]);
+      await ok(server, "web_storage", { action: "set", key: "big", value: "x".repeat(30_000) });
+      const big = await server.call("web_storage", { action: "get", key: "big", show_values: true });
+      const bigOut = structured(big);
+      assertEquals(
+        [bigOut.length, bigOut.truncated],
+        [30_000, true],
+        "a large value shows its head, says so",
+      );
+      assert(size(big) < 45_000, `bounded: ${size(big)}`);
       const wc = await ok(server, "web_storage", { action: "clear" });
-      assertEquals([wc.removed_count, wc.remaining_count], [1, 0]);
+      assertEquals([wc.removed_count, wc.remaining_count], [2, 0]);
       assertEquals(await evaluate(server, "[localStorage.length, sessionStorage.length]"), [0, 1]);
       const elsewhere = await server.call("web_storage", { action: "list", origin: "http://localhost:9" });
       assertEquals(errorCode(elsewhere), "origin_not_open");

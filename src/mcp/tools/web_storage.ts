@@ -48,6 +48,13 @@ export const httpUrl = z.string().max(4096).refine(
 );
 
 const DEFAULT_LIST = 50;
+/** Characters of a shown value: a list stays a list, one get shows a large value's head. */
+const SHOWN_CAP = { list: 500, get: 20_000 } as const;
+
+function capped(value: string, show: boolean, cap: number): string {
+  if (!show) return shownValue(value, false);
+  return value.length <= cap ? value : `${value.slice(0, cap)}… <${value.length} chars>`;
+}
 const STORAGE_LIMITS = { list: 200, key: 1024, value: 1_000_000 } as const;
 
 /** web_storage: one origin's local or session storage, through a frame of it in the page. */
@@ -103,7 +110,8 @@ export const webStorage = defineTool({
           const items = await readItems(page, id);
           const rows = items.slice(0, args.max_entries ?? DEFAULT_LIST).map(([key, value]) => ({
             key,
-            value: shownValue(value, show),
+            value: capped(value, show, SHOWN_CAP.list),
+            ...(show && value.length > SHOWN_CAP.list ? { length: value.length } : {}),
           }));
           const omitted = items.length - rows.length;
           return output(
@@ -121,12 +129,15 @@ export const webStorage = defineTool({
         case "get": {
           const key = needKey();
           const hit = (await readItems(page, id)).find(([k]) => k === key);
-          const value = hit ? shownValue(hit[1], show) : null;
+          const value = hit ? capped(hit[1], show, SHOWN_CAP.get) : null;
+          const cut = show && hit !== undefined && hit[1].length > SHOWN_CAP.get;
           return output(hit ? `${where}: ${key} = ${value}` : `${where} has no key ${JSON.stringify(key)}.`, {
             ...base,
             key,
             found: hit !== undefined,
             value,
+            ...(hit ? { length: hit[1].length } : {}),
+            ...(cut ? { truncated: true } : {}),
             values_shown: show,
           });
         }
