@@ -144,5 +144,7 @@ Deno.test({
       assertEquals(nav.settle_ms, 1_000);
       const noUrl = await server.call("measure_performance", { mode: "navigate" });
       assertEquals(errorCode(noUrl), "invalid_arguments", textOf(noUrl));
+      const urlOnReload = await server.call("measure_performance", { mode: "reload", url: site.origin });
+      assertEquals(errorCode(urlOnReload), "invalid_arguments", textOf(urlOnReload));
     }, { browser: {} }),
 });
