@@ -4,16 +4,16 @@ import { storedUrl } from "../browser/url_redaction.ts";
 import { asToolError, ToolError } from "../errors.ts";
 import type { ActionRequests } from "./action_requests.ts";
 import { elementOnly, type ElementTarget } from "./element_action.ts";
-import { type FieldInfo, type FieldPlan, type FieldValue, isRefusal, planField } from "./fill_form_plan.ts";
 import {
-  APPLY_OPTIONS,
-  FIELD_INFO,
-  FIRST_LABEL,
-  MATCH_OPTIONS,
-  READ_FIELD,
-  SELECT_ALL,
-  SET_NATIVE_VALUE,
-} from "./fill_form_page.ts";
+  type FieldInfo,
+  type FieldPlan,
+  type FieldValue,
+  isBooleanText,
+  isRefusal,
+  planField,
+} from "./fill_form_plan.ts";
+import { APPLY_OPTIONS, FIELD_INFO, SELECT_ALL, SET_NATIVE_VALUE } from "./fill_form_page.ts";
+import { matchOptions, pickRadio, type ReadBack, readField, togglePoint } from "./fill_form_field.ts";
 import { type ActionEnv, usablePage } from "./interaction.ts";
 import {
   type ActionContext,
@@ -23,13 +23,7 @@ import {
   type Observation,
   observe,
 } from "./observation.ts";
-import {
-  hitTestedPoint,
-  pageForTarget,
-  releaseTargeting,
-  resolveTarget,
-  type TargetSpec,
-} from "./targeting.ts";
+import { pageForTarget, releaseTargeting, resolveTarget, type TargetSpec } from "./targeting.ts";
 import { interactionRow } from "./timeline.ts";
 
 /**
@@ -40,8 +34,6 @@ import { interactionRow } from "./timeline.ts";
  */
 
 export const MAX_FORM_FIELDS = 50;
-const OPTION_SAMPLE = 25;
-const TEXT_CAP = 80;
 
 export interface FormField {
   spec: TargetSpec;
@@ -122,6 +114,14 @@ export async function fillForm(env: ActionEnv, fields: FormField[], pageId?: str
   }
 }
 
+async function fieldInfo(page: PageTarget, target: ElementTarget): Promise<FieldInfo> {
+  return (await page.send("Runtime.callFunctionOn", {
+    objectId: target.objectId,
+    functionDeclaration: FIELD_INFO,
+    returnByValue: true,
+  })).result.value as FieldInfo;
+}
+
 function clearActive(env: ActionEnv, record: InteractionRecord): void {
   if (env.session.activeInteractionId === record.interaction_id) env.session.activeInteractionId = undefined;
 }
@@ -138,13 +138,18 @@ async function fillOne(
   // Every field acts on one page: a ref of another page fails as a ref/page mismatch.
   const page = usablePage(pageForTarget(env.session, field.spec, pageId));
   try {
-    const target = elementOnly(await resolveTarget(env.session, field.spec, page.id), "fill_form", "field");
-    const info = (await page.send("Runtime.callFunctionOn", {
-      objectId: target.objectId,
-      functionDeclaration: FIELD_INFO,
-      returnByValue: true,
-    })).result.value as FieldInfo;
-    const plan = planField(info, field.value);
+    let target = elementOnly(await resolveTarget(env.session, field.spec, page.id), "fill_form", "field");
+    let info = await fieldInfo(page, target);
+    let value = field.value;
+    // A string for a radio (or a group of radios) names the radio to select, by value or label.
+    if (
+      typeof value === "string" && !isBooleanText(value) && (info.kind === "radio" || (info.radios ?? 0) > 0)
+    ) {
+      target = await pickRadio(env.session, page, target, value);
+      info = await fieldInfo(page, target);
+      value = true;
+    }
+    const plan = planField(info, value);
     if (isRefusal(plan)) {
       throw new ToolError({
         code: plan.code,
@@ -236,96 +241,6 @@ async function dispatch(
       if (plan.text.length === 0) await dispatchChord(page, parseChord("Delete"));
       else await page.sendInput("Input.insertText", { text: plan.text });
       return;
-  }
-}
-
-/**
- * Where to click a checkbox or radio: its own hit-tested centre, or, when a styled form hides or covers
- * the input itself (the common custom checkbox), its first label that takes the click instead.
- */
-async function togglePoint(page: PageTarget, target: ElementTarget): Promise<{ x: number; y: number }> {
-  try {
-    return await hitTestedPoint(page, target, "fill_form");
-  } catch (err) {
-    const hidden = err instanceof ToolError &&
-      (err.code === "fill_form_intercepted" || err.code === "element_not_visible");
-    if (!hidden) throw err;
-    const { result } = await page.send("Runtime.callFunctionOn", {
-      objectId: target.objectId,
-      functionDeclaration: FIRST_LABEL,
-    });
-    if (!result.objectId) throw err;
-    const { node } = await page.send("DOM.describeNode", { objectId: result.objectId });
-    return await hitTestedPoint(
-      page,
-      { objectId: result.objectId, backendNodeId: node.backendNodeId },
-      "fill_form",
-    )
-      .catch(() => Promise.reject(err));
-  }
-}
-
-/** The option indexes to choose, or the select_option errors for a missing or disabled option. */
-async function matchOptions(page: PageTarget, target: ElementTarget, wanted: string[]): Promise<number[]> {
-  const match = (await page.send("Runtime.callFunctionOn", {
-    objectId: target.objectId,
-    functionDeclaration: MATCH_OPTIONS,
-    arguments: [{ value: wanted }, { value: OPTION_SAMPLE }, { value: TEXT_CAP }],
-    returnByValue: true,
-  })).result.value as {
-    indexes: number[];
-    missing: string[];
-    disabled: Array<{ label: string }>;
-    sample: unknown[];
-    total: number;
-  };
-  if (match.missing.length > 0) {
-    throw new ToolError({
-      code: "option_not_found",
-      message: `No option with value or label ${
-        match.missing.slice(0, 5).map((m) => JSON.stringify(m.slice(0, 60))).join(", ")
-      } in this <select> (${match.total} options).`,
-      retry: "never",
-      recovery: "Choose from details.available_options, by value or label.",
-      affected: { page_id: page.id, ref: target.ref },
-      details: {
-        missing: match.missing.slice(0, 5),
-        available_options: match.sample,
-        total_options: match.total,
-        omitted_options: Math.max(0, match.total - match.sample.length),
-      },
-    });
-  }
-  if (match.disabled.length > 0) {
-    throw new ToolError({
-      code: "option_disabled",
-      message: `The option ${JSON.stringify(match.disabled[0].label)} is disabled and cannot be chosen.`,
-      retry: "after_recovery",
-      recovery: "Choose an enabled option, or wait until the page enables it.",
-      affected: { page_id: page.id, ref: target.ref },
-      details: { disabled_options: match.disabled },
-    });
-  }
-  return match.indexes;
-}
-
-interface ReadBack {
-  value?: string;
-  selected?: string[];
-  checked?: boolean;
-}
-
-async function readField(page: PageTarget, target: ElementTarget): Promise<ReadBack | undefined> {
-  try {
-    const { result } = await page.send("Runtime.callFunctionOn", {
-      objectId: target.objectId,
-      functionDeclaration: READ_FIELD,
-      arguments: [{ value: TEXT_CAP }],
-      returnByValue: true,
-    });
-    return result.value as ReadBack;
-  } catch {
-    return undefined;
   }
 }
 

@@ -27,6 +27,7 @@ export const FIELD_INFO = `function() {
     kind = role.endsWith("radio") ? "radio" : "checkbox";
     checked = aria === "true";
   } else if (el.isContentEditable) kind = "editable";
+  const radios = kind === "other" && el.querySelectorAll ? el.querySelectorAll("input[type=radio], [role=radio]").length : 0;
   return {
     kind,
     type: aria !== null && role && kind !== "other" && tag !== "input" ? role : type,
@@ -34,6 +35,7 @@ export const FIELD_INFO = `function() {
     readonly: !!el.readOnly || el.getAttribute?.("aria-readonly") === "true",
     multiple: tag === "select" && !!el.multiple,
     ...(checked === undefined ? {} : { checked }),
+    ...(radios > 0 ? { radios } : {}),
     described: (${describeElementSource}).call(el),
   };
 }`;
@@ -100,4 +102,25 @@ export const READ_FIELD = `function(textCap) {
 export const FIRST_LABEL = `function() {
   for (const l of this.labels || []) if (l.getClientRects().length > 0) return l;
   return null;
+}`;
+
+/**
+ * The radio of a group a string names (its value, then its label text), or, when none does, the
+ * group's choices as an array. `this` is a radio (its group: same name, same form) or a container.
+ */
+export const PICK_RADIO = `function(wanted, textCap) {
+  const norm = (s) => String(s || "").replace(/\\s+/g, " ").trim();
+  let radios;
+  if (this.tagName === "INPUT" && this.type === "radio") {
+    const root = this.form || this.getRootNode();
+    radios = this.name
+      ? [...root.querySelectorAll("input[type=radio]")].filter((r) => r.name === this.name && r.form === this.form)
+      : [this];
+  } else radios = [...this.querySelectorAll("input[type=radio], [role=radio]")];
+  const labelOf = (r) => r.labels && r.labels.length
+    ? norm([...r.labels].map((l) => l.innerText).join(" "))
+    : norm(r.getAttribute("aria-label") || r.innerText);
+  const hit = radios.find((r) => r.tagName === "INPUT" && r.value === wanted) ||
+    radios.find((r) => labelOf(r) === norm(wanted));
+  return hit || radios.map((r) => ({ value: String(r.value || "").slice(0, textCap), label: labelOf(r).slice(0, textCap) }));
 }`;

@@ -16,6 +16,8 @@ export interface FieldInfo {
   checked?: boolean;
   /** A short description of the element (tag#id "text"), for errors. */
   described: string;
+  /** A container (fieldset, role radiogroup): how many radios it holds. */
+  radios?: number;
 }
 
 export type FieldPlan =
@@ -57,12 +59,14 @@ function describe(value: FieldValue): string {
   return "a string";
 }
 
+export function isBooleanText(value: string): boolean {
+  return /^(true|false)$/i.test(value.trim());
+}
+
 /** A checkbox or radio also takes the strings "true" and "false", as the peers' form tools send them. */
 function asBoolean(value: FieldValue): boolean | undefined {
   if (typeof value === "boolean") return value;
-  if (typeof value === "string" && /^(true|false)$/i.test(value.trim())) {
-    return value.trim().toLowerCase() === "true";
-  }
+  if (typeof value === "string" && isBooleanText(value)) return value.trim().toLowerCase() === "true";
   return undefined;
 }
 
@@ -98,7 +102,13 @@ export function planField(info: FieldInfo, value: FieldValue): FieldPlan | PlanR
     case "checkbox":
     case "radio": {
       const want = asBoolean(value);
-      if (want === undefined) return mismatch(info, value, "true or false");
+      if (want === undefined) {
+        return mismatch(
+          info,
+          value,
+          info.kind === "radio" ? "true, or a radio's value or label" : "true or false",
+        );
+      }
       if (info.kind === "radio" && !want && info.checked) {
         return {
           code: "invalid_field_value",

@@ -116,19 +116,24 @@ Deno.test({
         assert(!events.isError, `${id} is a recorded interaction: ${textOf(events)}`);
       }
 
-      // Unchecking clicks only the boxes that differ.
+      // Unchecking clicks only the boxes that differ; a string picks a radio of a group by value or label.
       const again = structured(
         await server.call("fill_form", {
-          fields: [{ selector: "#news", value: false }, { selector: "#terms", value: false }, {
-            selector: "#plan-pro",
-            value: true,
-          }],
+          fields: [
+            { selector: "#news", value: false },
+            { selector: "#terms", value: false },
+            { selector: "#plan-pro", value: true },
+            { locator: { role: "group", name: "Plan" }, value: "Basic" },
+            { selector: "#plan-basic", value: "pro" },
+          ],
         }),
       );
+      const refilled = again.fields as Filled[];
       assertEquals(
-        (again.fields as Filled[]).map((f) => [f.checked, f.clicked]),
-        [[false, true], [false, true], [true, false]],
+        refilled.map((f) => [f.checked, f.clicked]),
+        [[false, true], [false, true], [true, false], [true, true], [true, true]],
       );
+      assert(refilled[3].target.ref !== refilled[4].target.ref, "each pick names the radio it selected");
       const values = await formValues(server);
       assertEquals([values.news, values.terms, values.plan], [false, false, "pro"]);
     }, { browser: {} }),
@@ -174,6 +179,7 @@ Deno.test({
         [{ selector: "#name", value: true }, "invalid_field_value"],
         [{ selector: "#birthday", value: "04/12/1990" }, "invalid_field_value"],
         [{ selector: "#plan-basic", value: false }, "invalid_field_value"],
+        [{ selector: "#plan-basic", value: "Enterprise" }, "option_not_found"],
         [{ selector: "#country", value: ["ca", "fr"] }, "invalid_field_value"],
         [{ selector: "#nothing-here", value: "x" }, "selector_no_match"],
         [{ selector: "#submit", value: "x" }, "not_editable"],
