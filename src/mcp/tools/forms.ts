@@ -16,7 +16,7 @@ const field = z.strictObject({
   locator: targetFields.locator,
   selector: targetFields.selector,
   value: z.union([text, z.boolean(), z.array(z.string().max(1_000)).min(1).max(MAX_OPTIONS)]).describe(
-    "text/date string (date YYYY-MM-DD); option value or label (array for multiple); true/false for checkbox or radio",
+    "text, or date YYYY-MM-DD (time HH:MM, color #rrggbb); option value or label (array: multiple); true/false for checkbox/radio; a radio group's value or label",
   ),
 });
 
