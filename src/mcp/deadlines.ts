@@ -79,6 +79,9 @@ const RULES: Record<string, Rule> = {
   // The scenario bounds itself (its provider-owned duration); around it a launch (60 s) and the close.
   capture_browser_scenario: fixed(SCENARIO_DURATION_LIMIT_MS + 120_000),
   compare_web_captures: fixed(EVIDENCE_DEADLINE_MS),
+  // A load (timeout_ms, default 15 s, performance.ts) and settle_ms (default 2 s), then ending, reading
+  // and parsing the trace (the trace engine took ~1 s for a 5 s trace on an idle box; far more under load).
+  measure_performance: (args) => num(args, "timeout_ms", 15_000) + num(args, "settle_ms", 2_000) + 45_000,
 };
 
 const OWN_TIMEOUT = new Set([
@@ -89,6 +92,7 @@ const OWN_TIMEOUT = new Set([
   "evaluate_page",
   "wait_for_download",
   "wait",
+  "measure_performance",
 ]);
 
 /**
