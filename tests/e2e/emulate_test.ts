@@ -208,5 +208,17 @@ Deno.test({
         Number((/([+-][\d,.]+) ms/.exec(t)?.[1] ?? "NaN").replaceAll(",", ""))
       );
       assert(marked.some((at) => at >= shiftOffset), `a tile at or after the shift is marked: ${board}`);
+      const primary = structured(bundle).primary as { manifest_uri: string };
+      const read = await server.client.readResource({ uri: primary.manifest_uri });
+      const first = read.contents[0] as { text?: string; blob?: string };
+      const raw = first.text ??
+        new TextDecoder().decode(Uint8Array.from(atob(first.blob ?? ""), (c) => c.charCodeAt(0)));
+      const manifest = JSON.parse(raw) as {
+        markers?: Array<{ kind: string; label: string }>;
+      };
+      assert(
+        manifest.markers?.some((m) => m.kind === "layout_shift" && m.label === shift.text),
+        `the storyboard's manifest marks the shift: ${JSON.stringify(manifest.markers)}`,
+      );
     }, { browser: {} }),
 });
