@@ -116,7 +116,7 @@ export const storageTools: Tool[] = [
             return output([head, ...rows.map(line)].join("\n"), {
               action: args.action,
               page_id: page.id,
-              ...(args.action === "get" ? { found: rows.length > 0 } : {}),
+              ...(args.action === "get" ? { found: rows.length > 0, cookie: rows[0] ?? null } : {}),
               cookies: rows,
               total_count: all.length,
               omitted_count: omitted,
