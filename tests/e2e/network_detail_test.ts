@@ -135,6 +135,10 @@ Deno.test({
         String(sBody.summary),
       );
       assert(!(textOf(summary) + JSON.stringify(sBody)).includes(BODY_MARK), "a summary shows no values");
+      const asTrue = structured(
+        await server.call("get_network_request", { request_id: requestId, body: true }),
+      );
+      assertEquals(asTrue.body, sBody, "body: true is the summary");
 
       const full = structured(
         await server.call("get_network_request", { request_id: requestId, body: "full" }),

@@ -83,8 +83,8 @@ export const networkTools: Tool[] = [
       query: z.boolean().optional().describe(
         "Show query values (sensitive keys stay redacted); default false",
       ),
-      body: z.enum(["summary", "full", "none"]).optional().describe(
-        `Response body: summary, full (cap ${BODY_FULL_CAP_CHARS} chars) or none (default)`,
+      body: z.union([z.enum(["summary", "full", "none"]), z.boolean()]).optional().describe(
+        `Response body: summary (or true), full (cap ${BODY_FULL_CAP_CHARS} chars), none (or false; default)`,
       ),
     }),
     annotations: { readOnlyHint: true },
@@ -95,10 +95,11 @@ export const networkTools: Tool[] = [
       if (!hit.found) throw notFound(args.request_id, hit.reason, hit.page_id);
       const e = hit.found;
       const result = await describeRequest(e, args.query ?? false, sessionResolver(session));
-      if (args.body === "summary" || args.body === "full") {
+      const body = args.body === true ? "summary" : args.body;
+      if (body === "summary" || body === "full") {
         const raw = await readBody(session, e);
         const mime = e.response?.mime_type ?? "";
-        result.body = args.body === "full" ? fullBody(raw, mime) : summarizeBody(raw, mime);
+        result.body = body === "full" ? fullBody(raw, mime) : summarizeBody(raw, mime);
       }
       return output(requestText(result), result);
     },
