@@ -48,7 +48,7 @@ export const emulationTools: Tool[] = [
         'BCP 47, e.g. "de-DE"; also navigator.language and Accept-Language',
       ),
       user_agent: z.string().min(1).max(512).nullable().optional(),
-      clear: z.literal(true).optional().describe("Remove all emulation first"),
+      clear: z.boolean().optional().describe("true: remove all emulation first"),
     }),
     handler: async (args, app) => {
       const session = app.browsers.require();
