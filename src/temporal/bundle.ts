@@ -3,8 +3,8 @@
  * measurements, the before/during/after composite, the storyboard and the difference map, capture
  * quality, and the browser events nearest the major visual changes, all traceable to source frames.
  */
-import { sanitizeUrl } from "../browser/privacy.ts";
 import { type EventView, queryEvents } from "../capture/events_query.ts";
+import { type EmulationView, emulationView, eventsNearChanges, layoutShiftLine } from "./bundle_events.ts";
 import type { EpochAnalysis } from "./analysis.ts";
 import { type ChangeRegion, changeRegions } from "./change_regions.ts";
 import { anchorWords, emulationLine } from "./artifact_text.ts";
@@ -14,6 +14,10 @@ import { ms, type ResolvedRange } from "./range.ts";
 import { plainMs, signedMs } from "./render/layout.ts";
 import type { SelectionReason } from "./selection.ts";
 import { describeTransients, regionTimelines, type Transients, type TransientView } from "./transients.ts";
+
+// Their home was this file; importers keep working.
+export { eventsNearChanges, isFavicon } from "./bundle_events.ts";
+export type { EmulationView } from "./bundle_events.ts";
 
 export type Detail = "concise" | "expanded" | "full";
 
@@ -130,73 +134,6 @@ function round4(v: number): number {
   return Math.round(v * 1e4) / 1e4;
 }
 
-/**
- * A layout shift is what moved the thing the agent saw move, so it ranks beside failed requests; an
- * emulation change (throttling switched on, offline) explains a change as well as a navigation does.
- */
-const EVENT_RANK: Record<string, number> = {
-  exception: 0,
-  request_failed: 1,
-  layout_shift: 1,
-  navigation: 2,
-  emulation: 2,
-  dialog: 3,
-  long_task: 3,
-};
-
-const FAVICON_PATHS = ["/favicon.ico", "/favicon.png", "/favicon.svg"];
-
-/**
- * The browser's own favicon fetch: not something the page did, so never ranked near a change.
- * Recorded URLs carry a hash of the path (privacy), so the favicon paths are hashed the same way.
- */
-export function isFavicon(e: EventView): boolean {
-  if (e.kind !== "request" && e.kind !== "request_failed") return false;
-  const raw = typeof e.data?.url === "string" ? e.data.url : (e.text ?? "").split(" ")[1] ?? "";
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    return false;
-  }
-  return FAVICON_PATHS.some((p) =>
-    url.pathname === p || url.pathname === new URL(sanitizeUrl(`${url.origin}${p}`).redacted).pathname
-  );
-}
-
-function eventRank(e: EventView): number {
-  if (e.kind === "console" && e.level === "error") return 0;
-  return EVENT_RANK[e.kind] ?? (e.kind === "console" && e.level === "warning" ? 3 : 4);
-}
-
-/**
- * Events nearest the major visual changes: errors first, then failed requests, navigation, dialogs,
- * then the rest; within a rank the nearest to any major change, then time, then id. Favicon
- * requests are left out.
- */
-export function eventsNearChanges(
-  events: EventView[],
-  changeTimesNs: number[],
-  limit: number,
-): { events: Array<EventView & { nearest_change_ms: number | null }>; omitted: number } {
-  const scored = events.filter((e) => !isFavicon(e)).map((e) => {
-    const distance = changeTimesNs.length
-      ? Math.min(...changeTimesNs.map((t) => Math.abs(e.session_time_ns - t)))
-      : null;
-    return { e, rank: eventRank(e), distance };
-  }).sort((a, b) =>
-    a.rank - b.rank || (a.distance ?? Infinity) - (b.distance ?? Infinity) ||
-    a.e.session_time_ns - b.e.session_time_ns || a.e.event_id - b.e.event_id
-  );
-  return {
-    events: scored.slice(0, limit).map((s) => ({
-      ...s.e,
-      nearest_change_ms: s.distance === null ? null : ms(s.distance),
-    })),
-    omitted: Math.max(0, scored.length - limit),
-  };
-}
-
 export interface BundleResult {
   prepared: Prepared;
   analysis: EpochAnalysis;
@@ -209,27 +146,6 @@ export interface BundleResult {
   header: string;
   /** What the range ran under (absent when the page was never emulated up to its end). */
   emulation?: EmulationView;
-}
-
-export interface EmulationView {
-  at_start: string;
-  at_end: string;
-  changes: Array<{ at_ms: number; offset_ms: number; text: string }>;
-}
-
-/** The range's emulation for structured content: session ms and offsets from the anchor. */
-export function emulationView(p: Prepared): EmulationView | undefined {
-  const e = p.emulation;
-  if (!e) return undefined;
-  return {
-    at_start: e.at_start,
-    at_end: e.at_end,
-    changes: e.changes.map((c) => ({
-      at_ms: ms(c.at_ns),
-      offset_ms: ms(c.at_ns - p.range.anchor.at_ns),
-      text: c.text,
-    })),
-  };
 }
 
 export interface BundleOptions {
@@ -276,21 +192,6 @@ function transientText(m: BundleResult["measurements"], since: string): string[]
       }`
     ),
   ];
-}
-
-const SHIFT_TEXT = 100;
-
-/** The range's layout shifts in one line: how many, their total score, and the largest with its words. */
-export function layoutShiftLine(events: EventView[], anchorNs: number): string | undefined {
-  const shifts = events.filter((e) => e.kind === "layout_shift");
-  if (shifts.length === 0) return undefined;
-  const score = (e: EventView) => typeof e.data?.score === "number" ? e.data.score : 0;
-  let largest = shifts[0];
-  for (const e of shifts) if (score(e) > score(largest)) largest = e;
-  const total = Math.round(shifts.reduce((sum, e) => sum + score(e), 0) * 1e4) / 1e4;
-  return `- layout shifts: ${shifts.length} (total score ${total}); largest at ${
-    signedMs(ms(largest.session_time_ns - anchorNs))
-  }: ${(largest.text ?? `score ${score(largest)}`).slice(0, SHIFT_TEXT)}`;
 }
 
 function headerText(

@@ -2,7 +2,7 @@ import { assert, assertEquals } from "../../assert.ts";
 import type { EventView } from "../../../src/capture/events_query.ts";
 import { openIndex } from "../../../src/store/index_db.ts";
 import { emulationLine } from "../../../src/temporal/artifact_text.ts";
-import { emulationView, eventsNearChanges, layoutShiftLine } from "../../../src/temporal/bundle.ts";
+import { emulationView, eventsNearChanges, layoutShiftLine } from "../../../src/temporal/bundle_events.ts";
 import { emulationIn, markersIn, type Prepared } from "../../../src/temporal/prepare.ts";
 import type { ResolvedRange } from "../../../src/temporal/range.ts";
 
