@@ -2,11 +2,12 @@ import type { Protocol } from "devtools-protocol";
 import type { BrowserSession } from "./session.ts";
 import type { PageTarget } from "./targets.ts";
 import { sanitizeConsoleArgs, sanitizeStackFunction, sanitizeText, sanitizeUrl } from "./privacy.ts";
-import { trackNetworkDetail } from "../devtools/network_log.ts";
+import { networkLogOf, trackNetworkDetail } from "../devtools/network_log.ts";
 import {
   type CdpFrame,
   isLoopbackUrl,
   type MappedFrame,
+  pageDocument,
   plainFrames,
   sessionResolver,
   storedFrameUrl,
@@ -163,12 +164,11 @@ export function recordBrowserEvents(session: BrowserSession, emit: EventSink): (
   /**
    * Emits an error row with its `frames`: at once when no frame is a loopback script, else once the
    * maps resolve (bounded by FRAME_MAP_WAIT_MS), keeping the row's own at_ns and attribution. Frames of
-   * inline scripts name the document itself, which has no one map, so they are not looked up.
+   * inline scripts name the document; their blocks' maps are read from the renderer's copy of it.
    */
   const emitFramed = (page: PageTarget, cdp: CdpFrame[], build: (frames: MappedFrame[]) => EventRow) => {
     const plain = plainFrames(cdp, STACK_FRAMES, storedFrameUrl);
-    const lookup = (url: string) => isLoopbackUrl(url) && url !== page.url;
-    if (!cdp.some((f) => lookup(f.url))) return emit(build(plain));
+    if (!cdp.some((f) => isLoopbackUrl(f.url))) return emit(build(plain));
     let done = false;
     const finish = (frames: MappedFrame[]) => {
       if (done) return;
@@ -180,7 +180,11 @@ export function recordBrowserEvents(session: BrowserSession, emit: EventSink): (
     const unmapped = () => finish(plain);
     const timer = setTimeout(unmapped, FRAME_MAP_WAIT_MS);
     pendingRows.add(unmapped);
-    resolver.frames(cdp, STACK_FRAMES, storedFrameUrl, storedSource, lookup).then(finish, unmapped);
+    resolver.frames(cdp, STACK_FRAMES, storedFrameUrl, {
+      source: storedSource,
+      document: pageDocument(page, networkLogOf(session)),
+    })
+      .then(finish, unmapped);
   };
   /** One row per request, at its start time and attributed to the interaction that started it. */
   const finishRequest = (

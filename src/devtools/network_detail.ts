@@ -14,7 +14,7 @@ import {
   timingPhases,
 } from "./network_headers.ts";
 import type { BodyFull, BodySummary } from "./body_summary.ts";
-import type { CdpFrame, MappedFrame, SourceMapResolver } from "./source_maps.ts";
+import type { CdpFrame, FrameOptions, MappedFrame, SourceMapResolver } from "./source_maps.ts";
 
 export const INITIATOR_FRAMES = 5;
 
@@ -71,6 +71,7 @@ export async function describeRequest(
   e: RequestDetail,
   showQuery: boolean,
   resolver: SourceMapResolver,
+  document?: FrameOptions["document"],
 ): Promise<NetworkRequestResult> {
   const r = e.response;
   const requestHeaders = redactHeaders(e.sent_headers ?? e.headers);
@@ -82,6 +83,7 @@ export async function describeRequest(
     stackFrames(e.initiator.stack, INITIATOR_FRAMES),
     INITIATOR_FRAMES,
     present,
+    { document },
   );
   const top = e.initiator.stack?.callFrames[0];
   const initUrl = e.initiator.url ?? top?.url;

@@ -136,6 +136,17 @@ export class NetworkLog {
     return { reason: this.#aged.has(requestId) ? "aged_out" : "unknown" };
   }
 
+  /** The request id of the page's latest document load of `url` (fragment aside), if still kept. */
+  latestDocument(pageId: string, url: string): string | undefined {
+    const bare = url.split("#")[0];
+    let found: RequestDetail | undefined;
+    for (const e of this.#entries.values()) {
+      if (e.page_id !== pageId || e.resource_type !== "Document" || e.url.split("#")[0] !== bare) continue;
+      if (!found || e.issued >= found.issued) found = e;
+    }
+    return found?.request_id;
+  }
+
   willBeSent(page: PageTarget, p: Protocol.Network.RequestWillBeSentEvent): void {
     const prior = this.#entries.get(this.#key(page.id, p.requestId));
     if (prior && p.redirectResponse) {

@@ -8,6 +8,8 @@
 
 import { SourceMapConsumer } from "source-map-js";
 import { sanitizeStackFunction, sanitizeText, sanitizeUrl } from "../browser/privacy.ts";
+import type { PageTarget } from "../browser/targets.ts";
+import type { NetworkLog } from "./network_log.ts";
 
 export const SOURCE_MAP_LIMITS = {
   fetch_timeout_ms: 1_500,
@@ -118,6 +120,55 @@ export function storedSource(source: string): string {
 
 type Fetcher = (url: string, init: { signal: AbortSignal }) => Promise<Response>;
 
+export interface FrameOptions {
+  /** The original's source name as the caller may show it (storedSource for event rows). */
+  source?: (s: string) => string;
+  /**
+   * The page's document: frames of its inline scripts name it, and its text (from the renderer, not
+   * fetched again) holds their blocks and map comments.
+   */
+  document?: { url: string; text: () => Promise<string | null> };
+}
+
+const withoutFragment = (u: string) => u.split("#")[0];
+const sameDocument = (a: string, b: string) => withoutFragment(a) === withoutFragment(b);
+
+/**
+ * The inline `<script>` block (no src) of an HTML document that holds a 0-based document position,
+ * with where its text starts. V8 reports inline-script positions in document coordinates.
+ */
+export function inlineScriptAt(
+  html: string,
+  line0: number,
+  column0: number,
+): { text: string; line0: number; column0: number } | null {
+  const open = /<script\b([^>]*)>/gi;
+  const lower = html.toLowerCase();
+  let line = 0;
+  let counted = 0;
+  const lineAt = (index: number) => {
+    for (let i = html.indexOf("\n", counted); i !== -1 && i < index; i = html.indexOf("\n", i + 1)) line++;
+    counted = index;
+    return line;
+  };
+  for (let m = open.exec(html); m; m = open.exec(html)) {
+    const start = m.index + m[0].length;
+    const end = lower.indexOf("</script", start);
+    const stop = end < 0 ? html.length : end;
+    open.lastIndex = stop;
+    if (/\bsrc\s*=/i.test(m[1])) continue;
+    const startLine = lineAt(start);
+    const startColumn = start - (html.lastIndexOf("\n", start - 1) + 1);
+    const text = html.slice(start, stop);
+    const lines = text.split("\n");
+    const endLine = startLine + lines.length - 1;
+    const inside = (line0 > startLine || (line0 === startLine && column0 >= startColumn)) && line0 <= endLine;
+    if (inside) return { text, line0: startLine, column0: startColumn };
+    lineAt(stop);
+  }
+  return null;
+}
+
 interface CacheEntry {
   at: number;
   map: Promise<SourceMapConsumer | null>;
@@ -180,13 +231,7 @@ export class SourceMapResolver {
       return hit.map;
     }
     const map = this.#load(scriptUrl).catch(() => null);
-    this.#cache.delete(scriptUrl);
-    this.#cache.set(scriptUrl, { at: now, map });
-    while (this.#cache.size > SOURCE_MAP_LIMITS.cached_scripts) {
-      const oldest = this.#cache.keys().next().value;
-      if (oldest === undefined) break;
-      this.#cache.delete(oldest);
-    }
+    this.#remember(scriptUrl, { at: now, map });
     return map;
   }
 
@@ -210,10 +255,14 @@ export class SourceMapResolver {
     if (!script) return null;
     const ref = script.res.headers.get("sourcemap") ?? script.res.headers.get("x-sourcemap") ??
       findSourceMappingUrl(script.text);
-    if (!ref) return null;
+    return ref ? await this.#mapAt(ref, scriptUrl) : null;
+  }
+
+  /** A map reference (relative to `base`): decoded when inline, fetched when on loopback. */
+  async #mapAt(ref: string, base: string): Promise<SourceMapConsumer | null> {
     let mapUrl: string;
     try {
-      mapUrl = new URL(ref, scriptUrl).href;
+      mapUrl = new URL(ref, base).href;
     } catch {
       return null;
     }
@@ -233,6 +282,42 @@ export class SourceMapResolver {
   }
 
   /**
+   * A frame in an inline script of a loopback document: the script block holding the position, its
+   * own map (mappings count from the block's start), and the position made block-relative.
+   */
+  async originalInline(
+    docUrl: string,
+    html: string,
+    line0: number,
+    column0: number,
+  ): Promise<OriginalPosition | null> {
+    if (!isLoopbackUrl(docUrl)) return null;
+    const block = inlineScriptAt(html, line0, column0);
+    const ref = block ? findSourceMappingUrl(block.text) : null;
+    if (!block || !ref) return null;
+    const key = `${docUrl}\n${block.line0}:${block.column0}:${block.text.length}`;
+    const now = this.#now();
+    let hit = this.#cache.get(key);
+    if (!hit || now - hit.at >= SOURCE_MAP_LIMITS.cache_ttl_ms) {
+      hit = { at: now, map: this.#mapAt(ref, docUrl).catch(() => null) };
+      this.#remember(key, hit);
+    }
+    const map = await hit.map;
+    const line = line0 - block.line0;
+    return map ? originalOf(map, line, line === 0 ? column0 - block.column0 : column0) : null;
+  }
+
+  #remember(key: string, entry: CacheEntry): void {
+    this.#cache.delete(key);
+    this.#cache.set(key, entry);
+    while (this.#cache.size > SOURCE_MAP_LIMITS.cached_scripts) {
+      const oldest = this.#cache.keys().next().value;
+      if (oldest === undefined) break;
+      this.#cache.delete(oldest);
+    }
+  }
+
+  /**
    * Up to `max` frames, each with its original position where a map resolves. `present` turns the
    * generated URL into what the caller may show (sanitized for stored events, live for a tool reply);
    * stored callers also pass `storedSource` for the original's source name.
@@ -241,14 +326,22 @@ export class SourceMapResolver {
     frames: CdpFrame[],
     max: number,
     present: (url: string) => string,
-    source: (s: string) => string = (s) => s,
-    lookup: (url: string) => boolean = isLoopbackUrl,
+    opts: FrameOptions = {},
   ): Promise<MappedFrame[]> {
+    const source = opts.source ?? ((s: string) => s);
+    let doc: Promise<string | null> | undefined;
+    const lookup = async (f: CdpFrame): Promise<OriginalPosition | null> => {
+      if (!f.url || !isLoopbackUrl(f.url)) return null;
+      if (opts.document && sameDocument(f.url, opts.document.url)) {
+        doc ??= opts.document.text().catch(() => null);
+        const html = await doc;
+        return html === null ? null : await this.originalInline(f.url, html, f.lineNumber, f.columnNumber);
+      }
+      return await this.original(f.url, f.lineNumber, f.columnNumber);
+    };
     return await Promise.all(
       frames.slice(0, max).map(async (f) => {
-        const original = f.url && lookup(f.url)
-          ? await this.original(f.url, f.lineNumber, f.columnNumber)
-          : null;
+        const original = await lookup(f);
         return {
           function: sanitizeStackFunction(f.functionName || "(anonymous)"),
           url: present(f.url),
@@ -296,4 +389,30 @@ export function sessionResolver(session: object): SourceMapResolver {
     resolvers.set(session, r);
   }
   return r;
+}
+
+/**
+ * A page's current document for inline-script frames, read from the renderer rather than fetched again
+ * (a second GET of an app's page could have effects): its resource content, else the document
+ * response's body in Chrome's network buffer (a no-store document is not kept as a resource).
+ */
+export function pageDocument(page: PageTarget, log?: NetworkLog): NonNullable<FrameOptions["document"]> {
+  const url = page.url;
+  const frameId = page.mainFrameId;
+  const decode = (r: { body?: string; content?: string; base64Encoded: boolean }) => {
+    const text = r.body ?? r.content ?? "";
+    return r.base64Encoded ? new TextDecoder().decode(Uint8Array.fromBase64(text)) : text;
+  };
+  return {
+    url,
+    text: async () => {
+      if (!frameId || !isLoopbackUrl(url)) return null;
+      try {
+        return decode(await page.send("Page.getResourceContent", { frameId, url }));
+      } catch {
+        const requestId = log?.latestDocument(page.id, url);
+        return requestId ? decode(await page.send("Network.getResponseBody", { requestId })) : null;
+      }
+    },
+  };
 }

@@ -173,6 +173,17 @@ Deno.test({
       assertEquals(tFrames[0].original?.line, 4, JSON.stringify(thrown));
       assertEquals(tFrames[1]?.original?.name, "reportFailure", JSON.stringify(tFrames));
 
+      // An inline script's own map (data: URL in its block) maps frames that name the document.
+      await server.call("navigate_page", { url: `${site.origin}/network/inline.html` });
+      await server.call("click", { selector: "#inline" });
+      const inline = await eventWhere(server, ["console"], (e) => e.text === "inline failure");
+      const iFrames = inline.data?.frames as Frame[];
+      assertEquals(
+        iFrames[0].original,
+        { source: "src/inline.ts", line: 12, column: 13 },
+        JSON.stringify(inline),
+      );
+
       // A closed page's requests keep their detail, but their bodies went with the renderer.
       await server.call("create_page", { url: `${site.origin}/network/index.html` });
       await server.call("click", { selector: "#load", page_id: "p2" });

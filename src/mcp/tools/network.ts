@@ -4,7 +4,7 @@ import { ToolError } from "../../errors.ts";
 import { BODY_FULL_CAP_CHARS, fullBody, type RawBody, summarizeBody } from "../../devtools/body_summary.ts";
 import { describeRequest, requestText } from "../../devtools/network_detail.ts";
 import { NETWORK_LOG_LIMITS, networkLogOf, type RequestDetail } from "../../devtools/network_log.ts";
-import { sessionResolver } from "../../devtools/source_maps.ts";
+import { pageDocument, sessionResolver } from "../../devtools/source_maps.ts";
 import type { BrowserSession } from "../../browser/session.ts";
 import type { Tool } from "../define_tool.ts";
 import { defineTool } from "../define_tool.ts";
@@ -94,7 +94,10 @@ export const networkTools: Tool[] = [
       const hit = log?.lookup(args.request_id, args.page_id) ?? { reason: "unknown" as const };
       if (!hit.found) throw notFound(args.request_id, hit.reason, hit.page_id);
       const e = hit.found;
-      const result = await describeRequest(e, args.query ?? false, sessionResolver(session));
+      const page = session.pages.get(e.page_id);
+      // Inline-script frames map through the page's own document while it still shows the same one.
+      const document = page && !page.closed ? pageDocument(page, log) : undefined;
+      const result = await describeRequest(e, args.query ?? false, sessionResolver(session), document);
       const body = args.body === true ? "summary" : args.body;
       if (body === "summary" || body === "full") {
         const raw = await readBody(session, e);

@@ -3,6 +3,7 @@ import { assert, assertEquals } from "../../assert.ts";
 import {
   decodeDataMap,
   findSourceMappingUrl,
+  inlineScriptAt,
   isLoopbackUrl,
   originalOf,
   parseSourceMap,
@@ -108,7 +109,7 @@ Deno.test("source maps: frames keep CDP's stack and add the original, in stored 
     ],
     5,
     storedFrameUrl,
-    storedSource,
+    { source: storedSource },
   );
   assertEquals(frames[0], {
     function: "a",
@@ -130,4 +131,32 @@ Deno.test("source maps: stored source names drop schemes, hosts and home directo
   assertEquals(storedSource("C:\\Users\\bob\\p\\src\\a.ts"), "p/src/a.ts");
   assert(isLoopbackUrl("http://[::1]:3000/a.js") && isLoopbackUrl("http://localhost/a.js"));
   assert(!isLoopbackUrl("http://127.0.0.2/a.js") && !isLoopbackUrl("file:///a.js"));
+});
+
+Deno.test("source maps: inline scripts are found by document position and mapped from their block", async () => {
+  const dataMap = `data:application/json;base64,${new TextEncoder().encode(mapJson()).toBase64()}`;
+  const html = [
+    "<!doctype html>",
+    '<script src="x.js"></script>',
+    "<script>var first = 1;</script>",
+    `<p>hi</p><script type="module">a();`,
+    `${" ".repeat(20)}b();`,
+    `//# sourceMappingURL=${dataMap}`,
+    "</script>",
+  ].join("\n");
+  assertEquals(inlineScriptAt(html, 2, 10)?.text, "var first = 1;");
+  const block = inlineScriptAt(html, 4, 20);
+  assertEquals([block?.line0, block?.column0], [3, 31]);
+  assertEquals(inlineScriptAt(html, 0, 0), null);
+  assertEquals(inlineScriptAt(html, 1, 21), null, "an external script's tag is no inline block");
+  const r = new SourceMapResolver(() => Promise.reject(new Error("no fetch for data: maps")));
+  // The block's first line counts columns from the block's start: document 3:52 is block 0:21.
+  assertEquals(await r.originalInline("http://127.0.0.1:9/", html, 3, 31 + 21), {
+    source: "src/app.ts",
+    line: 7,
+    column: 5,
+    name: "load",
+  });
+  assertEquals(await r.originalInline("https://example.test/", html, 3, 53), null, "loopback documents only");
+  assertEquals(await r.originalInline("http://127.0.0.1:9/", html, 2, 10), null, "a block without a map");
 });
