@@ -213,12 +213,16 @@ async function dispatch(
   optionIndexes: number[] | undefined,
   point: { x: number; y: number } | undefined,
 ): Promise<void> {
+  // A handler may open a dialog (alert on change, on focus): sendInput returns when one opens instead of
+  // waiting on the blocked renderer, and true stops the rest of this field's dispatch.
   const on = (functionDeclaration: string, args: unknown[] = []) =>
-    page.send("Runtime.callFunctionOn", {
+    page.sendInput("Runtime.callFunctionOn", {
       objectId: target.objectId,
       functionDeclaration,
       arguments: args.map((value) => ({ value })),
     });
+  const scroll = () =>
+    page.send("DOM.scrollIntoViewIfNeeded", { backendNodeId: target.backendNodeId }).catch(() => {});
   switch (plan.op) {
     case "toggle":
       if (point) {
@@ -226,18 +230,18 @@ async function dispatch(
       }
       return;
     case "select":
-      await page.send("DOM.scrollIntoViewIfNeeded", { backendNodeId: target.backendNodeId }).catch(() => {});
+      await scroll();
       await on(APPLY_OPTIONS, [optionIndexes ?? []]);
       return;
     case "set_value":
-      await page.send("DOM.scrollIntoViewIfNeeded", { backendNodeId: target.backendNodeId }).catch(() => {});
+      await scroll();
       await on(SET_NATIVE_VALUE, [plan.text]);
       return;
     case "type":
       // As fill types: focus, select what is there, insert the text (or delete for an empty value).
-      await page.send("DOM.scrollIntoViewIfNeeded", { backendNodeId: target.backendNodeId }).catch(() => {});
-      await page.send("DOM.focus", { backendNodeId: target.backendNodeId });
-      await on(SELECT_ALL);
+      await scroll();
+      if (await page.sendInput("DOM.focus", { backendNodeId: target.backendNodeId })) return;
+      if (await on(SELECT_ALL)) return;
       if (plan.text.length === 0) await dispatchChord(page, parseChord("Delete"));
       else await page.sendInput("Input.insertText", { text: plan.text });
       return;

@@ -174,6 +174,17 @@ Deno.test({
       const values = await formValues(server);
       assertEquals([values.email, values.name, values.country], ["ada@example.test", "", ""]);
 
+      // A field whose change opens a dialog: the next field cannot act, and says so.
+      const blocked = await server.call("fill_form", {
+        fields: [{ selector: "#contact", value: "Email" }, { selector: "#name", value: "x" }],
+      });
+      assertEquals(errorCode(blocked), "dialog_open");
+      const blockedError = structured(blocked).error as {
+        details: { field_index: number; filled: unknown[] };
+      };
+      assertEquals([blockedError.details.field_index, blockedError.details.filled.length], [1, 1]);
+      assert(!(await server.call("handle_dialog", { action: "accept" })).isError, "the dialog is handled");
+
       const cases: Array<[Record<string, unknown>, string]> = [
         [{ selector: "#referral", value: "X1" }, "not_editable"],
         [{ selector: "#name", value: true }, "invalid_field_value"],
