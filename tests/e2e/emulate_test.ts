@@ -130,6 +130,9 @@ Deno.test({
       await emulate(server, { timezone: "Europe/Berlin", locale: "fr-FR" });
       const moved = await evaluate<Seen>(server, "seen(false)");
       assertEquals([moved.timezone, moved.language], ["Europe/Berlin", "fr-FR"]);
+      await emulate(server, { user_agent: "krometrail-test/1.0" });
+      const agent = await evaluate<Seen>(server, "seen(false)");
+      assertEquals([agent.user_agent, agent.language], ["krometrail-test/1.0", "fr-FR"]);
 
       // browser_status names it.
       const status = await server.call("browser_status", {});
@@ -156,11 +159,10 @@ Deno.test({
       assert(textOf(cleared).includes("cleared"), textOf(cleared));
       assertEquals(structured(cleared).emulation, {});
       const back = await evaluate<Seen>(server, "seen(false)");
-      assertEquals([back.dark, back.timezone, back.language], [
-        before.dark,
-        before.timezone,
-        before.language,
-      ]);
+      assertEquals(
+        [back.dark, back.timezone, back.language, back.user_agent],
+        [before.dark, before.timezone, before.language, before.user_agent],
+      );
       assert(!/emulation on/.test(textOf(await server.call("browser_status", {}))));
 
       // Every change is an emulation event with the full state after it.
@@ -172,7 +174,7 @@ Deno.test({
       assert(texts[texts.length - 1].startsWith("emulation: cleared"), JSON.stringify(texts));
       const tokyo = emulations.find((e) => (e.text ?? "").includes("timezone Asia/Tokyo"));
       assertEquals((tokyo?.data?.state as Record<string, unknown>).timezone, "Asia/Tokyo");
-      assertEquals(emulations.length, 8, "no event for an unchanged or refused call");
+      assertEquals(emulations.length, 9, "no event for an unchanged or refused call");
     }, { browser: {} }),
 });
 
