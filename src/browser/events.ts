@@ -2,7 +2,7 @@ import type { Protocol } from "devtools-protocol";
 import type { BrowserSession } from "./session.ts";
 import type { PageTarget } from "./targets.ts";
 import { sanitizeConsoleArgs, sanitizeStackFunction, sanitizeText, sanitizeUrl } from "./privacy.ts";
-import { networkLogOf, trackNetworkDetail } from "../devtools/network_log.ts";
+import { networkLogOf, trackNetworkDetail } from "./network_log.ts";
 import {
   type CdpFrame,
   isLoopbackUrl,
@@ -12,7 +12,7 @@ import {
   sessionResolver,
   storedFrameUrl,
   storedSource,
-} from "../devtools/source_maps.ts";
+} from "./source_maps.ts";
 
 export type EventKind =
   | "console"

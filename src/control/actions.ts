@@ -219,7 +219,8 @@ export async function fill(env: ActionEnv, spec: TargetSpec, value: string, page
     async () => {
       await page.send("DOM.scrollIntoViewIfNeeded", { backendNodeId: target.backendNodeId }).catch(() => {});
       if (field.kind === "native") {
-        await page.send("Runtime.callFunctionOn", {
+        // An input/change handler may open a dialog: sendInput returns when it opens.
+        await page.sendInput("Runtime.callFunctionOn", {
           objectId: target.objectId,
           functionDeclaration: SET_NATIVE_VALUE,
           arguments: [{ value }],

@@ -197,7 +197,9 @@ export async function selectOption(
   const params = { target: shownTarget, by: choice.by, option_indexes: match.indexes };
   const observation = await interact(env, page, "select_option", params, async () => {
     await page.send("DOM.scrollIntoViewIfNeeded", { backendNodeId: target.backendNodeId }).catch(() => {});
-    await page.send("Runtime.callFunctionOn", {
+    // A change handler may open a dialog: sendInput returns when it opens instead of waiting on the
+    // blocked renderer until the deadline.
+    await page.sendInput("Runtime.callFunctionOn", {
       objectId: target.objectId,
       functionDeclaration: APPLY_OPTIONS,
       arguments: [{ value: match.indexes }],

@@ -1,5 +1,6 @@
 import type { BrowserSession } from "../browser/session.ts";
 import type { PageTarget } from "../browser/targets.ts";
+import { NETWORK_ENABLE_PARAMS } from "../browser/events.ts";
 
 /** One poll of a wait: whether the condition holds, and what was seen. */
 export interface Reading {
@@ -74,7 +75,7 @@ export async function networkWatch(
     session.onPageEvent("Network.loadingFailed", (p, e) => done(p, e.requestId)),
   ];
   // Already on when events are recorded; enabling again is idempotent and covers the other case.
-  await page.send("Network.enable", { maxTotalBufferSize: 0, maxResourceBufferSize: 0 }).catch(() => {});
+  await page.send("Network.enable", NETWORK_ENABLE_PARAMS).catch(() => {});
   return {
     check: () => {
       const quietFor = inflight.size === 0 ? session.now() - lastActivity : 0;

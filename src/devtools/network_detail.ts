@@ -5,16 +5,16 @@
  */
 
 import type { Protocol } from "devtools-protocol";
-import type { RequestDetail } from "./network_log.ts";
+import type { RequestDetail } from "../browser/network_log.ts";
 import {
   type HeaderEntry,
   liveUrl,
   redactHeaders,
   type TimingPhases,
   timingPhases,
-} from "./network_headers.ts";
+} from "../browser/network_headers.ts";
 import type { BodyFull, BodySummary } from "./body_summary.ts";
-import type { CdpFrame, FrameOptions, MappedFrame, SourceMapResolver } from "./source_maps.ts";
+import type { CdpFrame, FrameOptions, MappedFrame, SourceMapResolver } from "../browser/source_maps.ts";
 
 export const INITIATOR_FRAMES = 5;
 

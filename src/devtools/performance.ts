@@ -1,3 +1,4 @@
+import { outsideCall } from "../browser/call_signal.ts";
 import type { BrowserSession } from "../browser/session.ts";
 import type { PageTarget } from "../browser/targets.ts";
 import { ToolError } from "../errors.ts";
@@ -127,13 +128,20 @@ export async function startTrace(
   }
   const startedAtMs = session.now();
   const stamps: SyncStamp[] = [];
-  for (let i = 0; i < STAMP_TRIES; i++) {
-    const token = syncStampToken(session.id, ++stampOrdinal);
-    const beforeMs = session.now();
-    await page.send("Runtime.evaluate", { expression: `console.timeStamp(${JSON.stringify(token)})` });
-    const afterMs = session.now();
-    stamps.push({ token, beforeMs, afterMs });
-    if (afterMs - beforeMs <= STAMP_TIGHT_MS) break;
+  try {
+    for (let i = 0; i < STAMP_TRIES; i++) {
+      const token = syncStampToken(session.id, ++stampOrdinal);
+      const beforeMs = session.now();
+      await page.send("Runtime.evaluate", { expression: `console.timeStamp(${JSON.stringify(token)})` });
+      const afterMs = session.now();
+      stamps.push({ token, beforeMs, afterMs });
+      if (afterMs - beforeMs <= STAMP_TIGHT_MS) break;
+    }
+  } catch (err) {
+    // A trace nobody owns would make every later start fail as "already tracing": end it, outside the
+    // call whose deadline may already have cancelled its own commands.
+    outsideCall(() => page.send("Tracing.end")).catch(() => {});
+    throw err;
   }
   const run: TraceRun = { page, mode, stamps, startedAtMs };
   runs.set(session, run);
@@ -206,7 +214,14 @@ export async function stopTrace(session: BrowserSession, run: TraceRun): Promise
     });
   });
   try {
-    await page.send("Tracing.end");
+    try {
+      await page.send("Tracing.end");
+    } catch (err) {
+      // Cancelled by the call's deadline before Chrome heard it: end it anyway, or the browser keeps
+      // tracing and every later start is refused.
+      outsideCall(() => page.send("Tracing.end")).catch(() => {});
+      throw err;
+    }
     const done = await complete;
     if (!done.stream) throw new Error("Chrome returned the trace without a stream");
     return { bytes: await readStream(page, done.stream), dataLoss: done.dataLossOccurred };

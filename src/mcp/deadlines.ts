@@ -81,7 +81,12 @@ const RULES: Record<string, Rule> = {
   compare_web_captures: fixed(EVIDENCE_DEADLINE_MS),
   // A load (timeout_ms, default 15 s, performance.ts) and settle_ms (default 2 s), then ending, reading
   // and parsing the trace (the trace engine took ~1 s for a 5 s trace on an idle box; far more under load).
-  measure_performance: (args) => num(args, "timeout_ms", 15_000) + num(args, "settle_ms", 2_000) + 45_000,
+  // "start" only starts tracing and stamps the clock: the default deadline.
+  measure_performance: (args, base) =>
+    args.mode === "start" ? base : num(args, "timeout_ms", 15_000) + num(args, "settle_ms", 2_000) + 45_000,
+  // Each field resolves, dispatches and reads back (~100 ms on an idle box, a locator's AX query several
+  // times that under load) before the one observation: up to 50 fields (fill_form.ts MAX_FORM_FIELDS).
+  fill_form: (args, base) => base + 500 * (Array.isArray(args.fields) ? args.fields.length : 0),
 };
 
 const OWN_TIMEOUT = new Set([

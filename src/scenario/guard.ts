@@ -33,6 +33,7 @@ import type { PageTarget } from "../browser/targets.ts";
 import { type NetworkRuleSource, pageNetworkRules, sendNetworkRules } from "../browser/network_rules.ts";
 import { ToolError } from "../errors.ts";
 import { logger } from "../log.ts";
+import { NETWORK_ENABLE_PARAMS } from "../browser/events.ts";
 import { attachChildren, type AttachedChild } from "./child_attach.ts";
 import {
   base64Utf8,
@@ -147,7 +148,7 @@ export function installGuard(
       const send = <M extends SetupCommand>(method: M, params: CommandParams<M>) =>
         tolerated(page.send(method, params, timeoutMs), (message) => onSetupError(page, method, message));
       const sent = [
-        send("Network.enable", { maxTotalBufferSize: 0, maxResourceBufferSize: 0 }),
+        send("Network.enable", NETWORK_ENABLE_PARAMS),
         send("Network.emulateNetworkConditionsByRule", { matchedNetworkConditions: pageNetworkRules(page) }),
         send("Fetch.enable", { patterns: [{ urlPattern: "*", requestStage: "Request" }] }),
       ];
@@ -239,7 +240,7 @@ export function installGuard(
     if (!active || !inScope(page) || !CHILD_TYPES.has(targetInfo.type)) return;
     const send = <M extends ChildCommand>(method: M, params: CommandParams<M>) =>
       session.sendToSession(sessionId, method, params, CHILD_TIMEOUT_MS).catch(() => undefined);
-    send("Network.enable", { maxTotalBufferSize: 0, maxResourceBufferSize: 0 });
+    send("Network.enable", NETWORK_ENABLE_PARAMS);
     send("Network.emulateNetworkConditionsByRule", { matchedNetworkConditions: conditions });
     if (plan.blockServiceWorkers && targetInfo.type === "iframe") {
       send("Network.setBypassServiceWorker", { bypass: true });

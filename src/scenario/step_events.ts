@@ -5,6 +5,7 @@ import type { PageTarget } from "../browser/targets.ts";
 import type { EventFamily, ScenarioEvent } from "./capture.ts";
 import { boundUtf8, type Redactor } from "./step_capture_text.ts";
 import { attachChildren } from "./child_attach.ts";
+import { NETWORK_ENABLE_PARAMS } from "../browser/events.ts";
 import { consoleText, exceptionParts, headerNames, wsPayload } from "./step_events_parts.ts";
 
 export interface EventCollector {
@@ -141,7 +142,7 @@ export function collectEvents(
     session.addPageSetup(NETWORK_SETUP, {
       // The same buffer settings as the session's own event recording, so neither undoes the other.
       apply: (page, timeoutMs) => [
-        quiet(page.send("Network.enable", { maxTotalBufferSize: 0, maxResourceBufferSize: 0 }, timeoutMs)),
+        quiet(page.send("Network.enable", NETWORK_ENABLE_PARAMS, timeoutMs)),
       ],
     });
   }

@@ -44,6 +44,15 @@ const PAGE_SWEEP_ARGS: Record<string, Record<string, unknown>> = {
   diff_dom: { from: { at_ms: 0 }, to: { at_ms: 1 } },
   find_element: { text: "x" },
   measure_layout: { selectors: ["#x"] },
+  cookies: { action: "list" },
+  web_storage: { action: "list" },
+  // The page is checked before the file: the path need not exist.
+  save_storage_state: { path: "/tmp/krometrail-bad-input-state.json" },
+  load_storage_state: { path: "/tmp/krometrail-bad-input-state.json" },
+  route_requests: { url: "**/x", action: "abort" },
+  measure_performance: { mode: "start" },
+  fill_form: { fields: [{ selector: "#name", value: "v" }] },
+  get_network_request: { request_id: "x" },
 };
 
 const UNKNOWN_PAGE = "p999";

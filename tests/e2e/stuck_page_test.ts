@@ -13,6 +13,7 @@ import {
 
 /** Short enough to keep the test fast, long enough for a healthy call on a loaded 2-core box. */
 const DEADLINE_MS = 2_500;
+const STATE_FILE = `${Deno.makeTempDirSync({ prefix: "krometrail-stuck-" })}/state.json`;
 /** The issue's bound: every call on a stuck page returns within its deadline plus 2 s. */
 const SLACK_MS = 2_000;
 /** Calls that never wait on the page must answer at once, whatever the page does. */
@@ -104,6 +105,17 @@ function stuckCalls(pageId: string): Record<string, Record<string, unknown>> {
     measure_layout: { page_id, selectors: ["#freeze"] },
     annotate: { page_id, label: "stuck here" },
     read_markers: { page_id },
+    // DevTools parity: browser-side state answers; what needs the renderer fails in time.
+    fill_form: { page_id, fields: [{ selector: "#note", value: "typed" }] },
+    get_network_request: { page_id, request_id: "no-such-request" },
+    emulate: { page_id, cpu_slowdown: 2 },
+    cookies: { page_id, action: "list" },
+    web_storage: { page_id, action: "list" },
+    save_storage_state: { page_id, path: STATE_FILE },
+    load_storage_state: { page_id, path: `${STATE_FILE}.missing` },
+    route_requests: { page_id, url: "**/never-requested", action: "abort" },
+    measure_performance: { page_id, mode: "start" },
+    save_pdf: { page_id },
   };
 }
 

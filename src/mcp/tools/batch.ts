@@ -7,6 +7,7 @@ import { OUTPUT_SCHEMAS } from "../output_schemas.ts";
 import type { ImagePart, ToolOutput } from "../response.ts";
 import { actionTools } from "./actions.ts";
 import { downloadTools } from "./downloads.ts";
+import { formTools } from "./forms.ts";
 import { inspectTools } from "./inspect.ts";
 import { interactionTools } from "./interactions.ts";
 import { pageTools } from "./pages.ts";
@@ -299,6 +300,7 @@ export function batchTool(extra: Tool[]): Tool {
     ...pageTools,
     ...inspectTools,
     ...actionTools,
+    ...formTools,
     ...interactionTools,
     ...viewportTools,
     ...downloadTools,

@@ -13,6 +13,7 @@ import { detail, everyNthFrame } from "../schemas.ts";
 import { conflictingArguments } from "./arg_conflicts.ts";
 import { navigableUrl } from "../../control/navigation.ts";
 import { prepareDomRecording, recordPageDom } from "../../pagestate/recorder.ts";
+import { emulationState, emulationSummary } from "../../devtools/emulation.ts";
 
 type Detail = "concise" | "expanded" | "full";
 
@@ -23,6 +24,11 @@ export function sessionStatus(
 ): Record<string, unknown> {
   const pages = [...s.pages.values()];
   const dialogPages = pages.filter((p) => p.dialog).map((p) => ({ page_id: p.id, dialog: p.dialog?.type }));
+  // Pages under emulate: what a measurement or storyboard made there ran under.
+  const emulated = pages.flatMap((p) => {
+    const state = emulationState(p);
+    return state ? [{ page_id: p.id, summary: emulationSummary(p), state }] : [];
+  });
   const base: Record<string, unknown> = {
     running: !s.ended,
     session_id: s.id,
@@ -35,6 +41,7 @@ export function sessionStatus(
     selected_page_id: s.selectedPageId,
     page_count: pages.length,
     pages_with_open_dialog: dialogPages,
+    emulation: emulated,
     record_dom: s.config.record_dom,
     capture: capture
       ? (level === "concise" ? conciseCapture(capture) : capture)
@@ -90,6 +97,7 @@ function statusText(st: Record<string, unknown>): string {
     return `No browser running${st.end_reason ? ` (last session ended: ${st.end_reason})` : ""}.`;
   }
   const dialogs = st.pages_with_open_dialog as Array<{ page_id: string; dialog: string }>;
+  const emulated = (st.emulation ?? []) as Array<{ page_id: string; summary: string }>;
   return [
     `Browser ${st.mode} ${st.browser} (session ${st.session_id})`,
     `pages: ${st.page_count}, selected ${st.selected_page_id}`,
@@ -97,6 +105,7 @@ function statusText(st: Record<string, unknown>): string {
     ...(dialogs.length > 0
       ? [`open dialogs: ${dialogs.map((d) => `${d.page_id} ${d.dialog}`).join(", ")}`]
       : []),
+    ...emulated.map((e) => `emulation on ${e.page_id}: ${e.summary}`),
   ].join("\n");
 }
 

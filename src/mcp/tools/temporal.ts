@@ -120,6 +120,7 @@ function bundleOutput(results: BundleResult[], range: ResolvedRange, handle: str
       events: r.events,
       events_total: r.events_total,
       events_omitted: r.events_total - r.events.length,
+      ...(r.emulation ? { emulation: r.emulation } : {}),
     };
   });
   const text = [

@@ -5,7 +5,7 @@
  * keeps only their length. Pure.
  */
 
-import { HEADER_KEYS, isSensitiveKey } from "../browser/privacy_keys.ts";
+import { HEADER_KEYS, isSensitiveKey } from "./privacy_keys.ts";
 
 export interface HeaderEntry {
   name: string;

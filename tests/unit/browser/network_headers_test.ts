@@ -4,7 +4,7 @@ import {
   liveUrl,
   redactHeaders,
   timingPhases,
-} from "../../../src/devtools/network_headers.ts";
+} from "../../../src/browser/network_headers.ts";
 
 Deno.test("header redaction: credential values become placeholders with their length", () => {
   const r = redactHeaders({

@@ -6,8 +6,8 @@
  */
 
 import type { Protocol } from "devtools-protocol";
-import type { BrowserSession } from "../browser/session.ts";
-import type { PageTarget } from "../browser/targets.ts";
+import type { BrowserSession } from "./session.ts";
+import type { PageTarget } from "./targets.ts";
 import { liveUrl, type ResourceTimingLike } from "./network_headers.ts";
 
 export const NETWORK_LOG_LIMITS = {

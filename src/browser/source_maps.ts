@@ -7,8 +7,8 @@
  */
 
 import { SourceMapConsumer } from "source-map-js";
-import { sanitizeStackFunction, sanitizeText, sanitizeUrl } from "../browser/privacy.ts";
-import type { PageTarget } from "../browser/targets.ts";
+import { sanitizeStackFunction, sanitizeText, sanitizeUrl } from "./privacy.ts";
+import type { PageTarget } from "./targets.ts";
 import type { NetworkLog } from "./network_log.ts";
 
 export const SOURCE_MAP_LIMITS = {

@@ -10,7 +10,7 @@ import {
   SourceMapResolver,
   storedFrameUrl,
   storedSource,
-} from "../../../src/devtools/source_maps.ts";
+} from "../../../src/browser/source_maps.ts";
 
 /** A map of one generated line: column 10 came from src/app.ts 3:2, column 20 from 7:4 (name `load`). */
 function mapJson(): string {

@@ -1,6 +1,6 @@
 import type { Protocol } from "devtools-protocol";
 import { assert, assertEquals } from "../../assert.ts";
-import { NETWORK_LOG_LIMITS, NetworkLog } from "../../../src/devtools/network_log.ts";
+import { NETWORK_LOG_LIMITS, NetworkLog } from "../../../src/browser/network_log.ts";
 import type { PageTarget } from "../../../src/browser/targets.ts";
 
 // The log reads only a page's id.
