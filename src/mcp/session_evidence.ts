@@ -1,9 +1,9 @@
 /**
- * The instance's evidence files (screenshots, artifacts, videos) that belong to one session, so
+ * The instance's evidence files (screenshots, PDFs, traces, artifacts, videos) that belong to one session, so
  * delete_session can remove them with the session's index rows and segments.
  *
  * Evidence files carry no session column: artifacts and videos name their session in their manifest
- * (and the manifest names its output), while screenshots exist only while a browser runs, and this
+ * (and the manifest names its output), while screenshots, PDFs and traces exist only while a browser runs, and this
  * process runs one browser session at a time, so a screenshot belongs to the latest session that had
  * started when it was written (its name starts with the write time in base 36).
  */
@@ -89,12 +89,16 @@ export async function sessionEvidenceFiles(
     out.bytes += await sizeOf(path);
   };
 
-  const shots = join(evidence, "screenshots");
-  for (const name of await entries(shots)) {
-    const path = join(shots, name);
-    if (ownerAt(spans, await writtenMs(path, name)) !== sessionId) continue;
-    await take(path);
-    out.screenshots++;
+  // PDFs and traces, like screenshots, are written only while their browser runs.
+  for (const kind of ["screenshots", "pdfs", "traces"]) {
+    const dir = join(evidence, kind);
+    for (const name of await entries(dir)) {
+      const path = join(dir, name);
+      if (ownerAt(spans, await writtenMs(path, name)) !== sessionId) continue;
+      await take(path);
+      if (kind === "screenshots") out.screenshots++;
+      else out.artifacts++;
+    }
   }
 
   // Manifests live beside artifact images; a video's manifest names its file under videos/.
