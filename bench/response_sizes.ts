@@ -144,6 +144,38 @@ try {
   await call("click", { selector: "#alert" });
   await call("handle_dialog", { action: "accept" });
 
+  // DevTools parity: a fetched JSON's detail, emulation, storage, a route, a trace, a form, a PDF.
+  await server.call("navigate_page", { url: url("network/index.html") });
+  await server.call("click", { selector: "#load" });
+  await server.call("wait", { text: "loaded", timeout_ms: 5_000 });
+  const requests = sc(await server.call("query_browser_events", { kinds: ["request"], max_events: 200 }));
+  const api = (requests.events as Array<{ data: { request_id?: string; resource_type?: string } }> | undefined)
+    ?.findLast((e) => e.data.resource_type === "Fetch");
+  await call("get_network_request", { request_id: api?.data.request_id ?? "missing", body: "summary" });
+  await call("emulate", { network: "slow_3g", cpu_slowdown: 4 });
+  await server.call("emulate", { clear: true });
+  await call("cookies", { action: "list" });
+  await call("web_storage", { action: "list" });
+  const statePath = await Deno.makeTempFile({ prefix: "krometrail-bench-state-", suffix: ".json" });
+  await call("save_storage_state", { path: statePath });
+  await call("load_storage_state", { path: statePath });
+  await Deno.remove(statePath).catch(() => {});
+  await call("route_requests", { url: "**/api.json", action: "fulfill", json: { items: [] } });
+  await call("list_routes");
+  await call("unroute", { all: true });
+  await call("save_pdf");
+  await call("measure_performance", { mode: "navigate", url: url("performance/shift.html"), settle_ms: 1_000 });
+  await server.call("navigate_page", { url: url("forms/signup.html") });
+  await call("fill_form", {
+    fields: [
+      { selector: "#name", value: "Ada Lovelace" },
+      { selector: "#country", value: "fr" },
+      { selector: "#news", value: true },
+      { selector: "#plan-pro", value: true },
+      { selector: "#birthday", value: "1815-12-10" },
+    ],
+  });
+
   await call("navigate_page", { url: url("download.html") });
   const cursor = Number(sc(await call("list_downloads")).cursor ?? 0);
   await call("click", { selector: "#report" });

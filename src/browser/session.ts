@@ -238,7 +238,7 @@ export class BrowserSession {
       if (targetId) this.#removeTarget(targetId, true);
     });
     const route = (sessionId: string | undefined) => (sessionId ? this.#bySession.get(sessionId) : undefined);
-    c.on("Page.frameNavigated", ({ frame }, sid) => route(sid)?.onFrameNavigated(frame));
+    c.on("Page.frameNavigated", ({ frame, type }, sid) => route(sid)?.onFrameNavigated(frame, type));
     c.on(
       "Page.navigatedWithinDocument",
       ({ frameId, url }, sid) => route(sid)?.onSameDocumentNavigation(frameId, url),

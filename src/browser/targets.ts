@@ -157,6 +157,7 @@ export class PageTarget {
 
   onFrameNavigated(
     frame: { id: string; parentId?: string; loaderId: string; url: string; urlFragment?: string },
+    type?: string,
   ) {
     if (frame.parentId) return;
     this.mainFrameId = frame.id;
@@ -168,6 +169,9 @@ export class PageTarget {
       // A new document: the old title no longer applies until the new one is read.
       this.#title = "";
     }
+    // A document restored from the back/forward cache loaded long ago and fires no lifecycle event
+    // again: a history move waiting for its load would otherwise wait out its whole timeout.
+    if (type === "BackForwardCacheRestore") this.onLifecycle(frame.id, frame.loaderId, "load");
   }
 
   onSameDocumentNavigation(frameId: string, url: string) {

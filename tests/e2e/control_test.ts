@@ -178,6 +178,19 @@ Deno.test({
       assertEquals((forward.page as { url: string }).url, `${site.origin}/index.html`);
       const reloaded = structured(await server.call("reload_page"));
       assertEquals((reloaded.navigation as { new_document: boolean }).new_document, true);
+      // Pages restored from the back/forward cache fire no load again; history moves still finish at once.
+      await server.call("navigate_page", { url: `${site.origin}/form.html` });
+      for (
+        const [tool, path] of [
+          ["go_back", "index.html"],
+          ["go_forward", "form.html"],
+          ["go_back", "index.html"],
+        ]
+      ) {
+        const moved = await server.call(tool, { timeout_ms: 5_000 });
+        assert(!moved.isError, `${tool} from the back/forward cache: ${textOf(moved)}`);
+        assertEquals((structured(moved).page as { url: string }).url, `${site.origin}/${path}`);
+      }
 
       const full = await server.call("take_screenshot", {
         full_page: true,
