@@ -33,22 +33,60 @@ export function isSensitiveHeader(name: string): boolean {
 }
 
 /**
- * CDP's header object as entries. Chrome joins repeated headers (Set-Cookie above all) with "\n"; each
- * becomes its own entry, so each cookie's placeholder counts its own length.
+ * Headers whose values are URLs (or carry them): they get the request URL's treatment, so a query or
+ * fragment value hidden in the URL is not shown through them. `:path` is HTTP/2's pseudo header in
+ * ExtraInfo (the path and query as sent).
  */
-export function redactHeaders(headers: Record<string, string> | undefined): RedactedHeaders {
+const URL_HEADERS = new Set([
+  ":path",
+  "referer",
+  "location",
+  "content-location",
+  "sourcemap",
+  "x-sourcemap",
+  "ping-from",
+  "ping-to",
+]);
+
+/** A header value as shown: URL-valued ones masked like the request URL, others as they are. */
+function headerValue(lowerName: string, value: string, showQuery: boolean): string {
+  if (URL_HEADERS.has(lowerName)) return liveUrlRef(value, showQuery);
+  // `Link: <url>; rel=preload, …` and `Refresh: 5; url=…` hold URLs inside other syntax.
+  if (lowerName === "link") {
+    return value.replace(/<([^>]*)>/g, (_, u: string) => `<${liveUrlRef(u, showQuery)}>`);
+  }
+  if (lowerName === "refresh") {
+    return value.replace(
+      /(\burl\s*=\s*)(\S+)/i,
+      (_, lead: string, u: string) => lead + liveUrlRef(u, showQuery),
+    );
+  }
+  return value;
+}
+
+/**
+ * CDP's header object as entries. Chrome joins repeated headers (Set-Cookie above all) with "\n"; each
+ * becomes its own entry, so each cookie's placeholder counts its own length. `showQuery` is the
+ * request URL's setting, applied to URL-valued headers.
+ */
+export function redactHeaders(
+  headers: Record<string, string> | undefined,
+  showQuery = false,
+): RedactedHeaders {
   const out: HeaderEntry[] = [];
   const redacted = new Set<string>();
   let total = 0;
   for (const [name, joined] of Object.entries(headers ?? {})) {
+    const lower = name.toLowerCase();
     const sensitive = isSensitiveHeader(name);
-    for (const value of String(joined).split("\n")) {
+    for (const raw of String(joined).split("\n")) {
       total++;
       if (out.length >= MAX_HEADERS) continue;
       if (sensitive) {
-        redacted.add(name.toLowerCase());
-        out.push({ name, value: redactedPlaceholder(value) });
+        redacted.add(lower);
+        out.push({ name, value: redactedPlaceholder(raw) });
       } else {
+        const value = headerValue(lower, raw, showQuery);
         out.push({ name, value: value.length > VALUE_CHARS ? `${value.slice(0, VALUE_CHARS)}…` : value });
       }
     }
@@ -57,9 +95,53 @@ export function redactHeaders(headers: Record<string, string> | undefined): Reda
 }
 
 /**
+ * `k=v&…` pairs with each value replaced by `<N chars>` unless `showQuery`; a value under a sensitive
+ * key (token, api_key, …) is `<redacted: N chars>` even then. A part without `=` is kept.
+ */
+function maskPairs(pairs: string, showQuery: boolean): string {
+  return pairs.split("&").map((p) => {
+    const eq = p.indexOf("=");
+    if (eq < 0) return p;
+    const key = p.slice(0, eq);
+    const value = p.slice(eq + 1);
+    let decodedKey = key;
+    try {
+      decodedKey = decodeURIComponent(key.replace(/\+/g, " "));
+    } catch { /* keep the raw key */ }
+    if (isSensitiveKey(decodedKey)) return `${key}=${redactedPlaceholder(value)}`;
+    return showQuery ? p : `${key}=<${value.length} chars>`;
+  }).join("&");
+}
+
+/**
+ * A fragment (without `#`) masked like a query where it holds parameters: an OAuth implicit-flow
+ * `access_token=…&state=…`, or a hash router's `/route?tab=…` (the route is kept, its parameters
+ * masked). A plain anchor (`#section-2`, `#/users/7`) is kept as it is.
+ */
+function maskFragment(fragment: string, showQuery: boolean): string {
+  const q = fragment.indexOf("?");
+  if (q >= 0) return `${fragment.slice(0, q)}?${maskPairs(fragment.slice(q + 1), showQuery)}`;
+  return fragment.includes("=") ? maskPairs(fragment, showQuery) : fragment;
+}
+
+/** The path, query and fragment of a URL reference, query and fragment masked. */
+function maskReference(ref: string): (showQuery: boolean) => string {
+  const hash = ref.indexOf("#");
+  const beforeHash = hash < 0 ? ref : ref.slice(0, hash);
+  const fragment = hash < 0 ? null : ref.slice(hash + 1);
+  const q = beforeHash.indexOf("?");
+  const path = q < 0 ? beforeHash : beforeHash.slice(0, q);
+  const query = q < 0 ? null : beforeHash.slice(q + 1);
+  return (showQuery) =>
+    path + (query !== null ? `?${query ? maskPairs(query, showQuery) : ""}` : "") +
+    (fragment !== null ? `#${maskFragment(fragment, showQuery)}` : "");
+}
+
+/**
  * A request URL for the live page: userinfo dropped, path kept, each query value replaced by
  * `<N chars>` unless `showQuery`; a value under a sensitive key (token, api_key, …) stays
- * `<redacted: N chars>` even then. data: URLs show their mime and length only.
+ * `<redacted: N chars>` even then. A fragment holding parameters is masked the same way (see
+ * maskFragment). data: URLs show their mime and length only.
  */
 export function liveUrl(raw: string, showQuery: boolean): string {
   // Already in this form (the log keeps data: URLs this way).
@@ -76,21 +158,20 @@ export function liveUrl(raw: string, showQuery: boolean): string {
   }
   u.username = "";
   u.password = "";
-  if (u.search.length <= 1) return u.href;
-  const parts = u.search.slice(1).split("&").map((p) => {
-    const eq = p.indexOf("=");
-    if (eq < 0) return p;
-    const key = p.slice(0, eq);
-    const value = p.slice(eq + 1);
-    let decodedKey = key;
-    try {
-      decodedKey = decodeURIComponent(key.replace(/\+/g, " "));
-    } catch { /* keep the raw key */ }
-    if (isSensitiveKey(decodedKey)) return `${key}=${redactedPlaceholder(value)}`;
-    return showQuery ? p : `${key}=<${value.length} chars>`;
-  });
   const base = u.href.slice(0, u.href.length - u.search.length - u.hash.length);
-  return `${base}?${parts.join("&")}${u.hash}`;
+  return base + maskReference(u.search + u.hash)(showQuery);
+}
+
+/**
+ * A URL as a header carries it: absolute ones as liveUrl shows them; a relative one (`Location:
+ * /login?next=…`, `:path`) keeps its own form with its query and fragment masked the same way.
+ */
+export function liveUrlRef(value: string, showQuery: boolean): string {
+  if (/^[a-z][a-z0-9+.-]*:/i.test(value) || value.startsWith("//")) {
+    const shown = liveUrl(value.startsWith("//") ? `http:${value}` : value, showQuery);
+    return value.startsWith("//") && shown.startsWith("http:") ? shown.slice(5) : shown;
+  }
+  return maskReference(value)(showQuery);
 }
 
 /** Chrome's ResourceTiming (ms offsets from requestTime, -1 when a phase did not happen). */

@@ -74,8 +74,9 @@ export async function describeRequest(
   document?: FrameOptions["document"],
 ): Promise<NetworkRequestResult> {
   const r = e.response;
-  const requestHeaders = redactHeaders(e.sent_headers ?? e.headers);
-  const responseHeaders = redactHeaders(e.received_headers ?? r?.headers);
+  // URL-valued headers (:path, Referer, Location, …) follow the URL's query setting.
+  const requestHeaders = redactHeaders(e.sent_headers ?? e.headers, showQuery);
+  const responseHeaders = redactHeaders(e.received_headers ?? r?.headers, showQuery);
   const headersBytes = e.received_headers_text_bytes ?? (r ? r.encoded_at_response : null);
   const transfer = e.encoded_bytes ?? null;
   const present = (u: string) => (u ? liveUrl(u, showQuery) : "");

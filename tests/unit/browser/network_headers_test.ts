@@ -61,6 +61,62 @@ Deno.test("live URL: real path, query values hidden unless asked, sensitive ones
   assertEquals(liveUrl("not a url", false), "<invalid-url>");
 });
 
+Deno.test("URL-valued headers are masked like the URL: :path, Referer, Location, Content-Location, Link", () => {
+  const headers = {
+    ":path": "/v1/users?id=42&token=s3cr3t",
+    ":authority": "api.test",
+    Referer: "http://127.0.0.1:8000/app?q=private#access_token=abc123&state=xyz",
+    Location: "/login?next=%2Fhome&session_id=zz9",
+    "Content-Location": "https://user:pw@cdn.test/a.json?v=123",
+    Link: "</app.js?v=9>; rel=preload, <https://cdn.test/b.css?sig=777>; rel=preload",
+    Refresh: "5; url=/done?code=4242",
+    Accept: "*/*",
+  };
+  const shown = (showQuery: boolean) =>
+    Object.fromEntries(redactHeaders(headers, showQuery).headers.map((h) => [h.name, h.value]));
+  assertEquals(shown(false), {
+    ":path": "/v1/users?id=<2 chars>&token=<redacted: 6 chars>",
+    ":authority": "api.test",
+    Referer: "http://127.0.0.1:8000/app?q=<7 chars>#access_token=<redacted: 6 chars>&state=<3 chars>",
+    Location: "/login?next=<7 chars>&session_id=<redacted: 3 chars>",
+    "Content-Location": "https://cdn.test/a.json?v=<3 chars>",
+    Link: "</app.js?v=<1 chars>>; rel=preload, <https://cdn.test/b.css?sig=<3 chars>>; rel=preload",
+    Refresh: "5; url=/done?code=<4 chars>",
+    Accept: "*/*",
+  });
+  const asked = shown(true);
+  assertEquals(asked[":path"], "/v1/users?id=42&token=<redacted: 6 chars>");
+  assertEquals(
+    asked.Referer,
+    "http://127.0.0.1:8000/app?q=private#access_token=<redacted: 6 chars>&state=xyz",
+  );
+  assertEquals(asked.Location, "/login?next=%2Fhome&session_id=<redacted: 3 chars>");
+  const all = JSON.stringify(shown(false));
+  for (const secret of ["s3cr3t", "private", "abc123", "zz9", "4242", "777", "pw@"]) {
+    assert(!all.includes(secret), `${secret} hidden without query: true`);
+  }
+  // The default is hidden: a caller that forgets the flag does not leak.
+  assertEquals(redactHeaders({ ":path": "/a?b=1" }).headers[0].value, "/a?b=<1 chars>");
+});
+
+Deno.test("live URL: a fragment holding parameters is masked like the query; a plain anchor is kept", () => {
+  const oauth = "http://127.0.0.1:1/cb#access_token=tok123&token_type=bearer&state=abc";
+  assertEquals(
+    liveUrl(oauth, false),
+    "http://127.0.0.1:1/cb#access_token=<redacted: 6 chars>&token_type=<6 chars>&state=<3 chars>",
+  );
+  assertEquals(
+    liveUrl(oauth, true),
+    "http://127.0.0.1:1/cb#access_token=<redacted: 6 chars>&token_type=bearer&state=abc",
+  );
+  assertEquals(
+    liveUrl("http://127.0.0.1:1/#/users/7?tab=billing&id_token=x.y.z", false),
+    "http://127.0.0.1:1/#/users/7?tab=<7 chars>&id_token=<redacted: 5 chars>",
+  );
+  assertEquals(liveUrl("http://127.0.0.1:1/doc#section-2", false), "http://127.0.0.1:1/doc#section-2");
+  assertEquals(liveUrl("http://127.0.0.1:1/doc?", false), "http://127.0.0.1:1/doc?");
+});
+
 const timing = {
   requestTime: 100,
   proxyStart: -1,
