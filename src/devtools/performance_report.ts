@@ -11,6 +11,7 @@ import {
   summarizeTrace,
   type TraceSummary,
 } from "./trace_summary.ts";
+import { sanitizeTrace, TRACE_PRIVACY } from "./trace_sanitize.ts";
 
 /**
  * A stopped trace made into the tool's answer: analyzed by Chrome's trace engine, its nodes described
@@ -33,13 +34,22 @@ interface ShiftView {
   sources: Array<{ node: string; previous_rect: Rect; current_rect: Rect }>;
 }
 
-function parseEvents(bytes: Uint8Array): Trace.Types.Events.Event[] {
+function parseEvents(bytes: Uint8Array): { json: unknown; events: Trace.Types.Events.Event[] } {
   const json = JSON.parse(new TextDecoder().decode(bytes)) as
     | { traceEvents?: Trace.Types.Events.Event[] }
     | Trace.Types.Events.Event[];
   const events = Array.isArray(json) ? json : json.traceEvents;
   if (!Array.isArray(events)) throw new Error("the trace holds no traceEvents");
-  return events;
+  return { json, events };
+}
+
+/**
+ * The stored form of the trace, made before the engine sees the events (the sanitized tree shares
+ * untouched subtrees with them): analysis reads the full trace in memory, the disk gets this one.
+ */
+function storedTrace(json: unknown): { gz: Uint8Array; raw_bytes: number } {
+  const bytes = new TextEncoder().encode(JSON.stringify(sanitizeTrace(json).trace));
+  return { gz: gzipSync(bytes, { level: 6 }), raw_bytes: bytes.byteLength };
 }
 
 /** The sync stamp's mapping; without it, the trace's first event stands for the start (less exact). */
@@ -134,7 +144,14 @@ export async function reportTrace(
   extra: { settle_ms?: number } = {},
 ): Promise<PerformanceReport> {
   const warnings: string[] = [];
-  const events = parseEvents(stopped.bytes);
+  const { json, events } = parseEvents(stopped.bytes);
+  let stored: { gz: Uint8Array; raw_bytes: number } | undefined;
+  try {
+    stored = storedTrace(json);
+  } catch (err) {
+    // Fails closed: an unsanitized trace is never written.
+    warnings.push(`trace_not_stored: ${err instanceof Error ? err.message.slice(0, 200) : String(err)}`);
+  }
   const { clock, exact } = clockOf(events, run);
   if (!exact) {
     warnings.push(
@@ -157,16 +174,19 @@ export async function reportTrace(
   const timeline = emitTimeline(session, run, summary, shifts, clock);
 
   let trace: Record<string, unknown> | undefined;
-  try {
-    const written = await writeTrace(gzipSync(stopped.bytes, { level: 6 }));
-    trace = {
-      uri: written.uri,
-      mime_type: "application/gzip",
-      bytes: written.bytes,
-      raw_bytes: stopped.bytes.byteLength,
-    };
-  } catch (err) {
-    warnings.push(`trace_not_stored: ${err instanceof Error ? err.message.slice(0, 200) : String(err)}`);
+  if (stored) {
+    try {
+      const written = await writeTrace(stored.gz);
+      trace = {
+        uri: written.uri,
+        mime_type: "application/gzip",
+        bytes: written.bytes,
+        raw_bytes: stored.raw_bytes,
+        privacy: TRACE_PRIVACY,
+      };
+    } catch (err) {
+      warnings.push(`trace_not_stored: ${err instanceof Error ? err.message.slice(0, 200) : String(err)}`);
+    }
   }
 
   const lcp = summary.lcp
@@ -264,7 +284,7 @@ function reportText(
   }
   for (const i of summary.insights) lines.push(`insight ${i.name} (${i.state}): ${i.summary}`);
   if (summary.insights_passed.length > 0) lines.push(`${summary.insights_passed.length} insights passed`);
-  if (trace) lines.push(`trace: ${trace.uri}`);
+  if (trace) lines.push(`trace: ${trace.uri} (${trace.privacy})`);
   for (const w of (s.warnings as string[] | undefined) ?? []) lines.push(`warning ${w}`);
   return lines.join("\n");
 }
