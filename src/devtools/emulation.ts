@@ -45,6 +45,9 @@ export class EmulationOverride implements NetworkRuleSource {
   }
 }
 
+/** Pages whose emulation holds a position; the browser-wide geolocation grant lasts while one is open. */
+const geolocatedPages = new Set<PageTarget>();
+
 /** The commands that make one part of `state` hold (or, when absent from it, undo that part). */
 function groupCommands(
   page: PageTarget,
@@ -69,6 +72,13 @@ function groupCommands(
     case "cpu_slowdown":
       return [page.send("Emulation.setCPUThrottlingRate", { rate: s.cpu_slowdown ?? 1 }, timeoutMs)];
     case "geolocation":
+      for (const p of geolocatedPages) if (p.closed) geolocatedPages.delete(p);
+      if (s.geolocation) geolocatedPages.add(page);
+      else geolocatedPages.delete(page);
+      // The permission is browser-wide: another page still emulating a position keeps it granted.
+      if (!s.geolocation && geolocatedPages.size > 0) {
+        return [page.send("Emulation.clearGeolocationOverride", undefined, timeoutMs)];
+      }
       return s.geolocation
         ? [
           page.send("Emulation.setGeolocationOverride", { ...s.geolocation }, timeoutMs),

@@ -58,7 +58,7 @@ type Nullable<T> = { [K in keyof T]?: T[K] | null };
 
 /** What one `emulate` call asks for; null (or "none", or cpu 1) removes that part. */
 export interface EmulationRequest {
-  network?: string | { latency_ms?: number; download_kbps?: number; upload_kbps?: number };
+  network?: string | { latency_ms?: number; download_kbps?: number; upload_kbps?: number } | null;
   cpu_slowdown?: number;
   geolocation?: { latitude: number; longitude: number; accuracy?: number } | null;
   media?: Nullable<MediaEmulation> | null;
@@ -190,7 +190,7 @@ export function mergeEmulation(prev: EmulationState, req: EmulationRequest): Mer
     if (v === undefined || v === null) delete next[k];
     else next[k] = v;
   };
-  if (req.network !== undefined) set("network", resolveNetwork(req.network));
+  if (req.network !== undefined) set("network", req.network === null ? null : resolveNetwork(req.network));
   if (req.cpu_slowdown !== undefined) set("cpu_slowdown", req.cpu_slowdown === 1 ? null : req.cpu_slowdown);
   if (req.geolocation !== undefined) {
     set(

@@ -196,7 +196,9 @@ export function parseStorageState(text: string, file: string): ParsedState {
   try {
     doc = JSON.parse(text);
   } catch (err) {
-    c.fail("(file)", `not JSON (${err instanceof Error ? err.message.slice(0, 120) : "unreadable"})`);
+    // V8's message quotes the input: never echo the start of whatever file the path named.
+    const at = err instanceof Error ? /position (\d+)/.exec(err.message)?.[1] : undefined;
+    c.fail("(file)", `not JSON${at ? ` (the first error at character ${at})` : ""}`);
   }
   const top = c.object(doc, "(root)");
   const notLoaded: string[] = [];

@@ -85,8 +85,13 @@ Deno.test({
       const failed = await evaluate<{ ok: boolean; error?: string }>(server, "timedFetch('data.json')");
       assertEquals(failed.ok, false, JSON.stringify(failed));
       assertEquals((await evaluate<Seen>(server, "seen(false)")).online, false);
-      await server.call("wait", { time_ms: 300 });
-      const failures = await events(server, ["request_failed"]);
+      // The failure's row is written when Chrome reports it: poll for it, bounded.
+      let failures: Event[] = [];
+      for (let i = 0; i < 50; i++) {
+        failures = await events(server, ["request_failed"]);
+        if (failures.some((e) => String(e.data?.error).includes("INTERNET_DISCONNECTED"))) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
       assert(
         failures.some((e) => String(e.data?.error).includes("INTERNET_DISCONNECTED")),
         `the failure says offline: ${JSON.stringify(failures)}`,

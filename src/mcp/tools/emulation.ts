@@ -33,7 +33,7 @@ export const emulationTools: Tool[] = [
           download_kbps: kbps.optional().describe("Omitted: not throttled"),
           upload_kbps: kbps.optional().describe("Omitted: not throttled"),
         }),
-      ]).optional(),
+      ]).nullable().optional().describe('null or "none" removes it'),
       cpu_slowdown: z.number().min(CPU_LIMITS.min).max(CPU_LIMITS.max).optional().describe(
         `Slowdown factor, ${CPU_LIMITS.min}-${CPU_LIMITS.max}; 1 removes it`,
       ),

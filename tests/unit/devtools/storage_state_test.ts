@@ -181,3 +181,17 @@ Deno.test("cookies: values masked unless asked; domain filters follow cookie dom
   assert(!matchesFilter(host, { name: "other" }));
   assert(!matchesFilter(host, { path: "/app" }));
 });
+
+Deno.test("storage state: a file that is not JSON is refused without echoing its contents", () => {
+  let error: unknown;
+  try {
+    parseStorageState("root:x:0:0:root:/root:/bin/bash\n", "/etc/passwd");
+  } catch (err) {
+    error = err;
+  }
+  assert(error instanceof ToolError, String(error));
+  assertEquals(error.code, "invalid_storage_state");
+  const said = JSON.stringify({ message: error.message, details: error.details, recovery: error.recovery });
+  assert(said.includes("not JSON"), said);
+  assert(!said.includes("root:x"), `the file's first bytes stay out of the error: ${said}`);
+});
