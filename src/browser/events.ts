@@ -7,12 +7,12 @@ import {
   type CdpFrame,
   isLoopbackUrl,
   type MappedFrame,
-  pageDocument,
   plainFrames,
   sessionResolver,
   storedFrameUrl,
   storedSource,
 } from "./source_maps.ts";
+import { pageDocument } from "./page_document.ts";
 
 export type EventKind =
   | "console"

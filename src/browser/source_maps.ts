@@ -1,21 +1,22 @@
 /**
  * Source-mapped stack frames. A script's map is found from its `SourceMap` header or its trailing
  * `//# sourceMappingURL=` comment (an inline `data:` map included) and fetched only from loopback
- * (127.0.0.1, localhost, [::1]) with a short timeout and a size cap: a dev server's maps, never the
- * internet. Maps are cached per session (bounded, short-lived so a rebuild is picked up) and never
- * written to disk. Lookup uses source-map-js.
+ * (127.0.0.1, localhost, [::1]) with a short timeout and a size cap, never following a redirect (it
+ * could lead off loopback): a dev server's maps, never the internet. Maps are cached per session
+ * (bounded in count and in bytes of map text, least recently used out first, short-lived so a rebuild
+ * is picked up) and never written to disk. Lookup uses source-map-js.
  */
 
 import { SourceMapConsumer } from "source-map-js";
 import { sanitizeStackFunction, sanitizeText, sanitizeUrl } from "./privacy.ts";
-import type { PageTarget } from "./targets.ts";
-import type { NetworkLog } from "./network_log.ts";
 
 export const SOURCE_MAP_LIMITS = {
   fetch_timeout_ms: 1_500,
   max_script_bytes: 8 * 1024 * 1024,
   max_map_bytes: 8 * 1024 * 1024,
   cached_scripts: 64,
+  /** Map text held by one session's cache in total (each parsed into a consumer several times its size). */
+  cached_map_bytes: 32 * 1024 * 1024,
   cache_ttl_ms: 60_000,
 } as const;
 
@@ -79,6 +80,12 @@ export function decodeDataMap(url: string): string | null {
   }
 }
 
+/** A parsed map with its text's size, or null. */
+function loaded(json: string | null): LoadedMap | null {
+  const map = json === null ? null : parseSourceMap(json);
+  return map && json !== null ? { map, bytes: json.length } : null;
+}
+
 /** A consumer over map JSON, or null for anything that is not a usable map. */
 export function parseSourceMap(json: string): SourceMapConsumer | null {
   try {
@@ -118,7 +125,7 @@ export function storedSource(source: string): string {
   return sanitizeText(s, 200).text;
 }
 
-type Fetcher = (url: string, init: { signal: AbortSignal }) => Promise<Response>;
+export type Fetcher = (url: string, init: { signal: AbortSignal; redirect: "manual" }) => Promise<Response>;
 
 export interface FrameOptions {
   /** The original's source name as the caller may show it (storedSource for event rows). */
@@ -172,6 +179,13 @@ export function inlineScriptAt(
 interface CacheEntry {
   at: number;
   map: Promise<SourceMapConsumer | null>;
+  /** The map text's length once loaded (0 before, and for no map). */
+  bytes: number;
+}
+
+interface LoadedMap {
+  map: SourceMapConsumer;
+  bytes: number;
 }
 
 /** Reads a response body up to `cap` bytes; null past it. */
@@ -230,14 +244,35 @@ export class SourceMapResolver {
       this.#cache.set(scriptUrl, hit);
       return hit.map;
     }
-    const map = this.#load(scriptUrl).catch(() => null);
-    this.#remember(scriptUrl, { at: now, map });
-    return map;
+    return this.#cached(scriptUrl, () => this.#load(scriptUrl)).map;
+  }
+
+  /** Map text the cache holds now, in bytes (kept under SOURCE_MAP_LIMITS.cached_map_bytes). */
+  get cachedBytes(): number {
+    let total = 0;
+    for (const e of this.#cache.values()) total += e.bytes;
+    return total;
+  }
+
+  /** A fresh entry for `key`, remembered now and weighed once its map has loaded. */
+  #cached(key: string, load: () => Promise<LoadedMap | null>): CacheEntry {
+    const loading = load().catch(() => null);
+    const entry: CacheEntry = { at: this.#now(), bytes: 0, map: loading.then((l) => l?.map ?? null) };
+    this.#remember(key, entry);
+    void loading.then((l) => {
+      entry.bytes = l?.bytes ?? 0;
+      if (this.#cache.get(key) === entry) this.#trimBytes();
+    });
+    return entry;
   }
 
   async #get(url: string, cap: number): Promise<{ text: string; res: Response } | null> {
-    const res = await this.#fetch(url, { signal: AbortSignal.timeout(SOURCE_MAP_LIMITS.fetch_timeout_ms) });
-    if (!res.ok) {
+    // A redirect is not followed (a loopback URL may point off loopback): a 3xx, like any non-2xx, is no map.
+    const res = await this.#fetch(url, {
+      signal: AbortSignal.timeout(SOURCE_MAP_LIMITS.fetch_timeout_ms),
+      redirect: "manual",
+    });
+    if (!res.ok || res.redirected) {
       await res.body?.cancel();
       return null;
     }
@@ -250,7 +285,7 @@ export class SourceMapResolver {
     return text === null ? null : { text, res };
   }
 
-  async #load(scriptUrl: string): Promise<SourceMapConsumer | null> {
+  async #load(scriptUrl: string): Promise<LoadedMap | null> {
     const script = await this.#get(scriptUrl, SOURCE_MAP_LIMITS.max_script_bytes);
     if (!script) return null;
     const ref = script.res.headers.get("sourcemap") ?? script.res.headers.get("x-sourcemap") ??
@@ -259,7 +294,7 @@ export class SourceMapResolver {
   }
 
   /** A map reference (relative to `base`): decoded when inline, fetched when on loopback. */
-  async #mapAt(ref: string, base: string): Promise<SourceMapConsumer | null> {
+  async #mapAt(ref: string, base: string): Promise<LoadedMap | null> {
     let mapUrl: string;
     try {
       mapUrl = new URL(ref, base).href;
@@ -267,12 +302,11 @@ export class SourceMapResolver {
       return null;
     }
     if (mapUrl.startsWith("data:")) {
-      const json = decodeDataMap(mapUrl);
-      return json === null ? null : parseSourceMap(json);
+      return loaded(decodeDataMap(mapUrl));
     }
     if (!isLoopbackUrl(mapUrl)) return null;
     const map = await this.#get(mapUrl, SOURCE_MAP_LIMITS.max_map_bytes);
-    return map ? parseSourceMap(map.text) : null;
+    return loaded(map?.text ?? null);
   }
 
   /** The original position of a generated one (CDP 0-based), or null. */
@@ -298,10 +332,10 @@ export class SourceMapResolver {
     const key = `${docUrl}\n${block.line0}:${block.column0}:${block.text.length}`;
     const now = this.#now();
     let hit = this.#cache.get(key);
-    if (!hit || now - hit.at >= SOURCE_MAP_LIMITS.cache_ttl_ms) {
-      hit = { at: now, map: this.#mapAt(ref, docUrl).catch(() => null) };
-      this.#remember(key, hit);
-    }
+    if (hit && now - hit.at < SOURCE_MAP_LIMITS.cache_ttl_ms) {
+      this.#cache.delete(key);
+      this.#cache.set(key, hit);
+    } else hit = this.#cached(key, () => this.#mapAt(ref, docUrl));
     const map = await hit.map;
     const line = line0 - block.line0;
     return map ? originalOf(map, line, line === 0 ? column0 - block.column0 : column0) : null;
@@ -314,6 +348,17 @@ export class SourceMapResolver {
       const oldest = this.#cache.keys().next().value;
       if (oldest === undefined) break;
       this.#cache.delete(oldest);
+    }
+  }
+
+  /** Least recently used out until the map text held fits the byte budget (the newest always stays). */
+  #trimBytes(): void {
+    let total = this.cachedBytes;
+    while (total > SOURCE_MAP_LIMITS.cached_map_bytes && this.#cache.size > 1) {
+      const [oldest, entry] = this.#cache.entries().next().value ?? [];
+      if (oldest === undefined || !entry) break;
+      this.#cache.delete(oldest);
+      total -= entry.bytes;
     }
   }
 
@@ -389,30 +434,4 @@ export function sessionResolver(session: object): SourceMapResolver {
     resolvers.set(session, r);
   }
   return r;
-}
-
-/**
- * A page's current document for inline-script frames, read from the renderer rather than fetched again
- * (a second GET of an app's page could have effects): its resource content, else the document
- * response's body in Chrome's network buffer (a no-store document is not kept as a resource).
- */
-export function pageDocument(page: PageTarget, log?: NetworkLog): NonNullable<FrameOptions["document"]> {
-  const url = page.url;
-  const frameId = page.mainFrameId;
-  const decode = (r: { body?: string; content?: string; base64Encoded: boolean }) => {
-    const text = r.body ?? r.content ?? "";
-    return r.base64Encoded ? new TextDecoder().decode(Uint8Array.fromBase64(text)) : text;
-  };
-  return {
-    url,
-    text: async () => {
-      if (!frameId || !isLoopbackUrl(url)) return null;
-      try {
-        return decode(await page.send("Page.getResourceContent", { frameId, url }));
-      } catch {
-        const requestId = log?.latestDocument(page.id, url);
-        return requestId ? decode(await page.send("Network.getResponseBody", { requestId })) : null;
-      }
-    },
-  };
 }

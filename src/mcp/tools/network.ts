@@ -4,7 +4,8 @@ import { ToolError } from "../../errors.ts";
 import { BODY_FULL_CAP_CHARS, fullBody, type RawBody, summarizeBody } from "../../devtools/body_summary.ts";
 import { describeRequest, requestText } from "../../devtools/network_detail.ts";
 import { NETWORK_LOG_LIMITS, networkLogOf, type RequestDetail } from "../../browser/network_log.ts";
-import { pageDocument, sessionResolver } from "../../browser/source_maps.ts";
+import { sessionResolver } from "../../browser/source_maps.ts";
+import { pageDocument } from "../../browser/page_document.ts";
 import type { BrowserSession } from "../../browser/session.ts";
 import type { Tool } from "../define_tool.ts";
 import { defineTool } from "../define_tool.ts";
@@ -69,6 +70,18 @@ async function readBody(session: BrowserSession, e: RequestDetail): Promise<RawB
   }
 }
 
+/**
+ * A page_id must name a page this session had: one that never existed is page_not_found, while a closed
+ * one still answers from the log (its requests' detail outlives it until they age out).
+ */
+function knownPage(session: BrowserSession, pageId: string): void {
+  try {
+    session.page(pageId);
+  } catch (err) {
+    if (!(err instanceof ToolError && err.code === "page_closed")) throw err;
+  }
+}
+
 /** get_network_request: one request's detail from the live session's in-memory log. */
 export const networkTools: Tool[] = [
   defineTool({
@@ -90,6 +103,7 @@ export const networkTools: Tool[] = [
     annotations: { readOnlyHint: true },
     handler: async (args, app) => {
       const session = app.browsers.require();
+      if (args.page_id !== undefined) knownPage(session, args.page_id);
       const log = networkLogOf(session);
       const hit = log?.lookup(args.request_id, args.page_id) ?? { reason: "unknown" as const };
       if (!hit.found) throw notFound(args.request_id, hit.reason, hit.page_id);

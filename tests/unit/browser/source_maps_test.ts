@@ -7,10 +7,13 @@ import {
   isLoopbackUrl,
   originalOf,
   parseSourceMap,
+  SOURCE_MAP_LIMITS,
   SourceMapResolver,
   storedFrameUrl,
   storedSource,
 } from "../../../src/browser/source_maps.ts";
+import { pageDocument } from "../../../src/browser/page_document.ts";
+import type { PageTarget } from "../../../src/browser/targets.ts";
 
 /** A map of one generated line: column 10 came from src/app.ts 3:2, column 20 from 7:4 (name `load`). */
 function mapJson(): string {
@@ -159,4 +162,96 @@ Deno.test("source maps: inline scripts are found by document position and mapped
   });
   assertEquals(await r.originalInline("https://example.test/", html, 3, 53), null, "loopback documents only");
   assertEquals(await r.originalInline("http://127.0.0.1:9/", html, 2, 10), null, "a block without a map");
+});
+
+Deno.test("source maps: redirects are not followed, a 3xx is no map", async () => {
+  // A real loopback server: the map URL redirects to a valid map, which must never be read.
+  const hits: string[] = [];
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, (req) => {
+    const path = new URL(req.url).pathname;
+    hits.push(path);
+    if (path === "/app.js") return new Response("x();\n//# sourceMappingURL=app.js.map");
+    if (path === "/app.js.map") return Response.redirect(new URL("/real.map", req.url), 302);
+    if (path === "/moved.js") return Response.redirect(new URL("/app.js", req.url), 307);
+    return new Response(mapJson());
+  });
+  try {
+    const base = `http://127.0.0.1:${server.addr.port}`;
+    const r = new SourceMapResolver();
+    assertEquals(await r.original(`${base}/app.js`, 0, 21), null, "a redirected map maps nothing");
+    assertEquals(await r.original(`${base}/moved.js`, 0, 21), null, "a redirected script maps nothing");
+    assertEquals(hits, ["/app.js", "/app.js.map", "/moved.js"], "the redirect targets are never fetched");
+  } finally {
+    await server.shutdown();
+  }
+  // The injected fetcher is asked for manual redirects too.
+  const modes: string[] = [];
+  const r = new SourceMapResolver((_url, init) => {
+    modes.push(init.redirect);
+    return Promise.resolve(new Response(null, { status: 301, headers: { location: "https://x.test/" } }));
+  });
+  assertEquals(await r.original("http://127.0.0.1:9/a.js", 0, 0), null);
+  assertEquals(modes, ["manual"]);
+});
+
+Deno.test("source maps: the cache is bounded by bytes of map text, least recently used out", async () => {
+  // Six ~7 MB maps (each under the 8 MiB per-map cap) overflow the 32 MiB budget.
+  const pad = "p".repeat(7 * 1024 * 1024);
+  const big = mapJson().replace(/^\{/, `{"x_pad":"${pad}",`);
+  const fetched: string[] = [];
+  const r = new SourceMapResolver((url) => {
+    fetched.push(url);
+    return Promise.resolve(
+      url.endsWith(".map")
+        ? new Response(big)
+        : new Response(`x();\n//# sourceMappingURL=${url.slice(-5)}.map`),
+    );
+  });
+  const script = (i: number) => `http://127.0.0.1:9/s${i}.js`;
+  for (let i = 0; i < 6; i++) {
+    assertEquals((await r.original(script(i), 0, 21))?.line, 7, `map ${i} resolves`);
+    // s0 stays the most recently used.
+    await r.original(script(0), 0, 21);
+  }
+  assert(r.cachedBytes <= SOURCE_MAP_LIMITS.cached_map_bytes, `${r.cachedBytes} within the budget`);
+  assert(r.cachedBytes >= 4 * big.length, `${r.cachedBytes}: full maps stay until the budget`);
+  const before = fetched.length;
+  await r.original(script(0), 0, 21);
+  assertEquals(fetched.length, before, "the most recently used map stayed");
+  await r.original(script(1), 0, 21);
+  assertEquals(fetched.length, before + 2, "the least recently used map was evicted and is read again");
+});
+
+Deno.test("page document: one renderer read serves a burst of rows, a new document reads again", async () => {
+  let reads = 0;
+  const page = {
+    id: "p1",
+    url: "http://127.0.0.1:9/inline.html",
+    mainFrameId: "F",
+    loaderId: "L1",
+    send: (method: string) => {
+      reads++;
+      assertEquals(method, "Page.getResourceContent");
+      return Promise.resolve({ content: `<script>doc ${page.loaderId}</script>`, base64Encoded: false });
+    },
+  };
+  const asPage = page as unknown as PageTarget;
+  const docs = await Promise.all(
+    Array.from({ length: 20 }, () => pageDocument(asPage, undefined, 40).text()),
+  );
+  assertEquals(new Set(docs), new Set(["<script>doc L1</script>"]));
+  assertEquals(reads, 1, "twenty error rows, one read");
+  page.loaderId = "L2";
+  assertEquals(
+    await pageDocument(asPage, undefined, 40).text(),
+    "<script>doc L2</script>",
+    "a reload is read anew",
+  );
+  assertEquals(reads, 2);
+  await new Promise((r) => setTimeout(r, 80));
+  await pageDocument(asPage, undefined, 40).text();
+  assertEquals(reads, 3, "read again once the kept text is stale");
+  const remote = { ...page, url: "https://example.test/" } as unknown as PageTarget;
+  assertEquals(await pageDocument(remote).text(), null, "loopback documents only");
+  assertEquals(reads, 3);
 });
