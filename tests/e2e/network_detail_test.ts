@@ -71,7 +71,10 @@ Deno.test({
   ...e2e,
   fn: () =>
     withServer(async (server, site) => {
-      await server.call("navigate_page", { url: `${site.origin}/network/index.html` });
+      // The page's query reaches the fetch's Referer; its fragment (an OAuth-style token) stays in the URL.
+      await server.call("navigate_page", {
+        url: `${site.origin}/network/index.html?ref_q=refsecret77#access_token=fragtok55`,
+      });
       await server.call("click", { selector: "#load" });
       const row = await eventWhere(
         server,
@@ -109,7 +112,13 @@ Deno.test({
       assert((d.redacted_headers as string[]).includes("authorization"), JSON.stringify(d.redacted_headers));
       assertEquals(d.body, undefined, "no body unless asked");
       const whole = textOf(plain) + JSON.stringify(d);
-      for (const secret of ["netdetail-auth", "cookie-val-93ab51", "s3cretq", "alice", BODY_MARK]) {
+      assertEquals(
+        header(d.request_headers, "referer"),
+        `${site.origin}/network/index.html?ref_q=<11 chars>`,
+      );
+      for (
+        const secret of ["netdetail-auth", "cookie-val-93ab51", "s3cretq", "alice", "refsecret77", BODY_MARK]
+      ) {
         assertEquals(whole.includes(secret), false, `${secret} not shown: ${whole}`);
       }
       // The fetch's initiator stack, mapped back to the original source.
@@ -124,6 +133,19 @@ Deno.test({
         await server.call("get_network_request", { request_id: requestId, query: true }),
       );
       assert(String(withQuery.url).includes("user=alice&token=<redacted: 7 chars>"), String(withQuery.url));
+      assert(
+        header(withQuery.request_headers, "referer")?.endsWith("?ref_q=refsecret77"),
+        "shown when asked",
+      );
+
+      // The document's fragment token is masked like a query value, sensitive key or not asked.
+      const docRow = await eventWhere(server, ["request"], (e) => e.data?.resource_type === "Document");
+      const doc = await server.call("get_network_request", { request_id: String(docRow.data?.request_id) });
+      assert(
+        String(structured(doc).url).endsWith("#access_token=<redacted: 9 chars>"),
+        String(structured(doc).url),
+      );
+      assert(!(textOf(doc) + JSON.stringify(structured(doc))).includes("fragtok55"), textOf(doc));
 
       const summary = await server.call("get_network_request", { request_id: requestId, body: "summary" });
       const sBody = structured(summary).body as Record<string, unknown>;
@@ -203,6 +225,13 @@ Deno.test({
       assert(textOf(gone).includes("closed"), textOf(gone));
       const kept = structured(await server.call("get_network_request", { request_id: p2Id }));
       assertEquals([kept.page_id, kept.status], ["p2", 200]);
+      // Naming the closed page still answers; a page the session never had is page_not_found.
+      const byClosed = structured(
+        await server.call("get_network_request", { request_id: p2Id, page_id: "p2" }),
+      );
+      assertEquals(byClosed.status, 200);
+      const never = await server.call("get_network_request", { request_id: p2Id, page_id: "p999" });
+      assertEquals(errorCode(never), "page_not_found", textOf(never));
 
       // Bodies and credentials never reach the data dir (index, segments, evidence).
       await server.call("query_browser_events", { max_events: 1 });
