@@ -162,6 +162,7 @@ export class NetworkLog {
       issued: p.timestamp,
       wall_ms: p.wallTime * 1000,
       method: p.request.method,
+      // The fragment stays (a hash route is part of the diagnosis); liveUrl masks one holding parameters.
       url: keptUrl(p.request.url + (p.request.urlFragment ?? "")),
       resource_type: p.type ?? "Other",
       headers: p.request.headers as Headers,

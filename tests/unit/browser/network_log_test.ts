@@ -2,6 +2,8 @@ import type { Protocol } from "devtools-protocol";
 import { assert, assertEquals } from "../../assert.ts";
 import { NETWORK_LOG_LIMITS, NetworkLog } from "../../../src/browser/network_log.ts";
 import type { PageTarget } from "../../../src/browser/targets.ts";
+import { SourceMapResolver } from "../../../src/browser/source_maps.ts";
+import { describeRequest, requestText } from "../../../src/devtools/network_detail.ts";
 
 // The log reads only a page's id.
 const page = (id: string) => ({ id }) as unknown as PageTarget;
@@ -147,4 +149,41 @@ Deno.test("network log: data: URLs and deep initiator stacks are kept small", ()
   assertEquals(e.initiator.stack?.callFrames.length, 8);
   assertEquals(e.initiator.stack?.parent, undefined);
   assertEquals(e.initiator.stack?.callFrames[0].functionName, "f38");
+});
+
+Deno.test("network log → detail: a fragment is kept for the route but masked, :path and Referer follow query", async () => {
+  const log = new NetworkLog();
+  log.willBeSent(
+    p1,
+    sent("doc1", "http://127.0.0.1/cb?code=c0de99", {
+      type: "Document",
+      request: {
+        url: "http://127.0.0.1/cb?code=c0de99",
+        urlFragment: "#access_token=tok-frag-55&state=st8",
+        method: "GET",
+        headers: {},
+        initialPriority: "VeryHigh",
+        referrerPolicy: "strict-origin-when-cross-origin",
+      },
+    }),
+  );
+  log.sentExtra(p1, {
+    requestId: "doc1",
+    headers: { ":path": "/cb?code=c0de99", Referer: "http://127.0.0.1/login?user=bob77" },
+  } as unknown as Protocol.Network.RequestWillBeSentExtraInfoEvent);
+  const e = log.lookup("doc1").found;
+  assert(e);
+  // The log keeps what the page has (in memory only); what is shown masks it.
+  assertEquals(e.url, "http://127.0.0.1/cb?code=c0de99#access_token=tok-frag-55&state=st8");
+  const resolver = new SourceMapResolver(() => Promise.reject(new Error("no fetch")));
+  const d = await describeRequest(e, false, resolver);
+  assertEquals(d.url, "http://127.0.0.1/cb?code=<6 chars>#access_token=<redacted: 11 chars>&state=<3 chars>");
+  const shown = Object.fromEntries(d.request_headers.map((h) => [h.name, h.value]));
+  assertEquals(shown[":path"], "/cb?code=<6 chars>");
+  assertEquals(shown.Referer, "http://127.0.0.1/login?user=<5 chars>");
+  const all = JSON.stringify(d) + requestText(d);
+  for (const secret of ["c0de99", "tok-frag-55", "st8", "bob77"]) assert(!all.includes(secret), secret);
+  const asked = await describeRequest(e, true, resolver);
+  assertEquals(asked.url, "http://127.0.0.1/cb?code=c0de99#access_token=<redacted: 11 chars>&state=st8");
+  assertEquals(asked.request_headers.find((h) => h.name === ":path")?.value, "/cb?code=c0de99");
 });
