@@ -28,8 +28,10 @@ interface Event {
   data: Record<string, unknown> | null;
 }
 
-const overlaps = (a: Rect, b: Rect) =>
-  a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height;
+/** `outer` holds `inner` (1 px of slack for the trace's integer rects). */
+const covers = (outer: Rect, inner: Rect) =>
+  outer.x <= inner.x + 1 && outer.y <= inner.y + 1 &&
+  outer.x + outer.width >= inner.x + inner.width - 1 && outer.y + outer.height >= inner.y + inner.height - 1;
 
 function size(result: ToolResult): number {
   return textOf(result).length + JSON.stringify(result.structuredContent ?? {}).length;
@@ -69,8 +71,18 @@ Deno.test({
       ).value as Rect;
       const cls = r.cls as { score: number; shifts: Shift[] };
       assert(cls.score > 0, `CLS > 0: ${JSON.stringify(cls)}`);
-      const moved = cls.shifts.find((s) => s.sources.some((src) => overlaps(src.current_rect, button)));
-      assert(moved, `a shift covers the button at ${JSON.stringify(button)}: ${JSON.stringify(cls.shifts)}`);
+      // One of its sources is the button itself (not body), and that source's rect is where the button is.
+      const buttonSource = (src: Shift["sources"][number]) =>
+        /(^|> )button#buy$/.test(src.node) && covers(src.current_rect, button);
+      const moved = cls.shifts.find((s) => s.sources.some(buttonSource));
+      assert(
+        moved,
+        `a shift's source is button#buy, covering ${JSON.stringify(button)}: ${JSON.stringify(cls.shifts)}`,
+      );
+      assert(
+        moved.sources.every((src) => src.node !== "body"),
+        `body is not named: ${JSON.stringify(moved.sources)}`,
+      );
 
       // The 200 ms busy loop is a long task (a lower bound only: a loaded box makes it longer).
       const tasks = r.long_tasks as Array<{ at_ms: number; duration_ms: number }>;
@@ -90,7 +102,7 @@ Deno.test({
       );
       assert(shiftEvent, `layout_shift event at ${moved.at_ms}: ${JSON.stringify(events)}`);
       assert(
-        /^layout shift 0\.\d{3}: .+ moved$/.test(shiftEvent.text ?? ""),
+        /^layout shift 0\.\d{3}: .*\bbutton#buy\b.* moved$/.test(shiftEvent.text ?? ""),
         `shift text: ${shiftEvent.text}`,
       );
       const sources = (shiftEvent.data?.sources ?? []) as Shift["sources"];
@@ -114,6 +126,15 @@ Deno.test({
         new TextDecoder().decode(gunzipSync(Uint8Array.from(atob(blob), (c) => c.charCodeAt(0)))),
       );
       assert(Array.isArray(raw.traceEvents) && raw.traceEvents.length > 100, "the trace holds its events");
+      // Stored as stored event rows are: paths hashed, no headers (the analysis above read the full trace).
+      const stored = JSON.stringify(raw);
+      assert(!stored.includes("/performance/shift.html"), "the page's path is hashed in the stored trace");
+      assert(stored.includes(`${site.origin}/~`), "its origin is kept");
+      assert(!/"(request|response)?headers":[[{]/i.test(stored), "no header arrays in the stored trace");
+      assert(
+        /URLs hashed.*headers dropped/.test(String((trace as { privacy?: string }).privacy)),
+        "the result says so",
+      );
 
       // start … click … stop: INP from the click's event timing.
       const started = await timed(server, { mode: "start" });
