@@ -60,6 +60,17 @@ function subpartLine(subparts: Record<string, { range: number } | undefined>): s
 }
 
 /** A one-line, specific summary for the insights that carry numbers; the engine's own sentence otherwise. */
+/** A request's last path segment, without query or fragment (data: and the like stay as a scheme). */
+export function fileName(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.protocol !== "http:" && u.protocol !== "https:") return `${u.protocol}…`;
+    return u.pathname.split("/").pop() || u.host;
+  } catch {
+    return "(invalid URL)";
+  }
+}
+
 function summarize(name: string, model: Model): string {
   const m = model as Record<string, unknown>;
   if (name === "LCPBreakdown" && typeof m.lcpMs === "number") {
@@ -90,7 +101,8 @@ function summarize(name: string, model: Model): string {
     const requests = (m.renderBlockingRequests as Trace.Types.Events.SyntheticNetworkRequest[] | undefined) ??
       [];
     if (requests.length > 0) {
-      const urls = requests.slice(0, 2).map((r) => r.args.data.url.split("/").pop() || r.args.data.url);
+      // The file name only: query values are shown only when asked (get_network_request).
+      const urls = requests.slice(0, 2).map((r) => fileName(r.args.data.url));
       return `${requests.length} render-blocking request${requests.length === 1 ? "" : "s"}: ${
         urls.join(", ")
       }${requests.length > 2 ? ", …" : ""}`;

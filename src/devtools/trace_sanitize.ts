@@ -18,7 +18,7 @@ export interface SanitizedTrace {
 }
 
 /** One short line for the response: what the stored trace no longer holds. */
-export const TRACE_PRIVACY = "URLs hashed (origin kept, query values dropped), headers dropped";
+export const TRACE_PRIVACY = "URLs hashed, query values and headers dropped";
 
 /** A value that is a URL from its first character: `scheme://…`, `data:…`, `blob:…`. */
 const WHOLE_URL = /^\s*(?:[A-Za-z][A-Za-z0-9+.-]{0,30}:\/\/|data:|blob:)/;

@@ -1,7 +1,7 @@
 import type * as Trace from "@paulirish/trace_engine";
 import { assert, assertEquals } from "../../assert.ts";
 import { parseTrace, SOURCE_LIMIT, summarizeTrace } from "../../../src/devtools/trace_summary.ts";
-import { INSIGHT_LIMIT, summarizeInsights } from "../../../src/devtools/trace_insights.ts";
+import { fileName, INSIGHT_LIMIT, summarizeInsights } from "../../../src/devtools/trace_insights.ts";
 import { shiftText } from "../../../src/devtools/performance_report.ts";
 import { loadTraceFixture } from "./trace_fixture.ts";
 
@@ -97,4 +97,11 @@ Deno.test("shiftText: the event text names what moved", () => {
     "layout shift 0.183: div#banner, main > button#buy moved",
   );
   assertEquals(shiftText(0.01, []), "layout shift 0.010: no source node reported");
+});
+
+Deno.test("fileName: an insight names a request by its file, without query values", () => {
+  assertEquals(fileName("https://cdn.test/js/app.js?token=s3cr3t#x"), "app.js");
+  assertEquals(fileName("https://cdn.test/?q=1"), "cdn.test");
+  assertEquals(fileName("data:text/css,body{}"), "data:…");
+  assertEquals(fileName("nope"), "(invalid URL)");
 });
