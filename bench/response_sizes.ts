@@ -149,8 +149,9 @@ try {
   await server.call("click", { selector: "#load" });
   await server.call("wait", { text: "loaded", timeout_ms: 5_000 });
   const requests = sc(await server.call("query_browser_events", { kinds: ["request"], max_events: 200 }));
-  const api = (requests.events as Array<{ data: { request_id?: string; resource_type?: string } }> | undefined)
-    ?.findLast((e) => e.data.resource_type === "Fetch");
+  const api =
+    (requests.events as Array<{ data: { request_id?: string; resource_type?: string } }> | undefined)
+      ?.findLast((e) => e.data.resource_type === "Fetch");
   await call("get_network_request", { request_id: api?.data.request_id ?? "missing", body: "summary" });
   await call("emulate", { network: "slow_3g", cpu_slowdown: 4 });
   await server.call("emulate", { clear: true });
@@ -164,7 +165,11 @@ try {
   await call("list_routes");
   await call("unroute", { all: true });
   await call("save_pdf");
-  await call("measure_performance", { mode: "navigate", url: url("performance/shift.html"), settle_ms: 1_000 });
+  await call("measure_performance", {
+    mode: "navigate",
+    url: url("performance/shift.html"),
+    settle_ms: 1_000,
+  });
   await server.call("navigate_page", { url: url("forms/signup.html") });
   await call("fill_form", {
     fields: [
