@@ -4,6 +4,7 @@ import { ToolError } from "../errors.ts";
 import { encodeRef } from "../snapshot/refs.ts";
 import type { ElementTarget } from "./element_action.ts";
 import { FIRST_LABEL, MATCH_OPTIONS, PICK_RADIO, READ_FIELD } from "./fill_form_page.ts";
+import { assertOptionsMatched, type OptionMatch } from "./select_option.ts";
 import { hitTestedPoint } from "./targeting.ts";
 
 /**
@@ -54,40 +55,8 @@ export async function matchOptions(
     functionDeclaration: MATCH_OPTIONS,
     arguments: [{ value: wanted }, { value: OPTION_SAMPLE }, { value: TEXT_CAP }],
     returnByValue: true,
-  })).result.value as {
-    indexes: number[];
-    missing: string[];
-    disabled: Array<{ label: string }>;
-    sample: unknown[];
-    total: number;
-  };
-  if (match.missing.length > 0) {
-    throw new ToolError({
-      code: "option_not_found",
-      message: `No option with value or label ${
-        match.missing.slice(0, 5).map((m) => JSON.stringify(m.slice(0, 60))).join(", ")
-      } in this <select> (${match.total} options).`,
-      retry: "never",
-      recovery: "Choose from details.available_options, by value or label.",
-      affected: { page_id: page.id, ref: target.ref },
-      details: {
-        missing: match.missing.slice(0, 5),
-        available_options: match.sample,
-        total_options: match.total,
-        omitted_options: Math.max(0, match.total - match.sample.length),
-      },
-    });
-  }
-  if (match.disabled.length > 0) {
-    throw new ToolError({
-      code: "option_disabled",
-      message: `The option ${JSON.stringify(match.disabled[0].label)} is disabled and cannot be chosen.`,
-      retry: "after_recovery",
-      recovery: "Choose an enabled option, or wait until the page enables it.",
-      affected: { page_id: page.id, ref: target.ref },
-      details: { disabled_options: match.disabled },
-    });
-  }
+  })).result.value as OptionMatch;
+  assertOptionsMatched(page, target, match, undefined);
   return match.indexes;
 }
 

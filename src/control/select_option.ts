@@ -1,3 +1,4 @@
+import type { PageTarget } from "../browser/targets.ts";
 import { ToolError } from "../errors.ts";
 import { elementOnly, readBack } from "./element_action.ts";
 import { type ActionEnv, interact, usablePage } from "./interaction.ts";
@@ -153,46 +154,8 @@ export async function selectOption(
       { value: OPTION_TEXT_CAP },
     ],
     returnByValue: true,
-  })).result.value as {
-    indexes: number[];
-    missing: Array<string | number>;
-    disabled: Array<Record<string, unknown>>;
-    sample: Array<Record<string, unknown>>;
-    total: number;
-  };
-  if (match.missing.length > 0) {
-    const shown = match.missing.slice(0, 5).map((m) =>
-      JSON.stringify(typeof m === "string" ? m.slice(0, 60) : m)
-    );
-    throw new ToolError({
-      code: "option_not_found",
-      message: `No option with ${choice.by} ${shown.join(", ")} in this <select> (${match.total} options).`,
-      retry: "never",
-      recovery: `Choose from details.available_options (by value, label or 0-based index)${
-        match.total > match.sample.length
-          ? "; the list is a sample, snapshot_page expanded shows the rest"
-          : ""
-      }.`,
-      affected: { page_id: page.id, ref: target.ref, argument: choice.by },
-      details: {
-        by: choice.by,
-        missing: match.missing.slice(0, 5),
-        available_options: match.sample,
-        total_options: match.total,
-        omitted_options: Math.max(0, match.total - match.sample.length),
-      },
-    });
-  }
-  if (match.disabled.length > 0) {
-    throw new ToolError({
-      code: "option_disabled",
-      message: `The option ${JSON.stringify(match.disabled[0].label)} is disabled and cannot be chosen.`,
-      retry: "after_recovery",
-      recovery: "Choose an enabled option, or wait until the page enables it.",
-      affected: { page_id: page.id, ref: target.ref, argument: choice.by },
-      details: { disabled_options: match.disabled },
-    });
-  }
+  })).result.value as OptionMatch;
+  assertOptionsMatched(page, target, match, choice.by);
   const shownTarget = { ref: target.ref, via: target.via };
   const params = { target: shownTarget, by: choice.by, option_indexes: match.indexes };
   const observation = await interact(env, page, "select_option", params, async () => {
@@ -227,4 +190,59 @@ export async function selectOption(
     }
   }
   return observation;
+}
+
+/** What an in-page option match found (select_option's MATCH_OPTIONS and fill_form's). */
+export interface OptionMatch {
+  indexes: number[];
+  missing: Array<string | number>;
+  disabled: Array<Record<string, unknown>>;
+  sample: unknown[];
+  total: number;
+}
+
+/**
+ * The errors for options that are missing or disabled, shared by select_option and fill_form; `by` names
+ * the argument the values came from (value, label, index), undefined for "value or label".
+ */
+export function assertOptionsMatched(
+  page: PageTarget,
+  target: { ref?: string },
+  match: OptionMatch,
+  by: string | undefined,
+): void {
+  const how = by ?? "value or label";
+  if (match.missing.length > 0) {
+    const shown = match.missing.slice(0, 5).map((m) =>
+      JSON.stringify(typeof m === "string" ? m.slice(0, 60) : m)
+    );
+    throw new ToolError({
+      code: "option_not_found",
+      message: `No option with ${how} ${shown.join(", ")} in this <select> (${match.total} options).`,
+      retry: "never",
+      recovery: `Choose from details.available_options (by ${by ? "value, label or 0-based index" : how})${
+        match.total > match.sample.length
+          ? "; the list is a sample, snapshot_page expanded shows the rest"
+          : ""
+      }.`,
+      affected: { page_id: page.id, ref: target.ref, ...(by ? { argument: by } : {}) },
+      details: {
+        ...(by ? { by } : {}),
+        missing: match.missing.slice(0, 5),
+        available_options: match.sample,
+        total_options: match.total,
+        omitted_options: Math.max(0, match.total - match.sample.length),
+      },
+    });
+  }
+  if (match.disabled.length > 0) {
+    throw new ToolError({
+      code: "option_disabled",
+      message: `The option ${JSON.stringify(match.disabled[0].label)} is disabled and cannot be chosen.`,
+      retry: "after_recovery",
+      recovery: "Choose an enabled option, or wait until the page enables it.",
+      affected: { page_id: page.id, ref: target.ref, ...(by ? { argument: by } : {}) },
+      details: { disabled_options: match.disabled },
+    });
+  }
 }

@@ -64,6 +64,14 @@ const cookieInput = z.strictObject({
   page_id: pageId.optional(),
 });
 
+/** save_storage_state and load_storage_state take the same file and page. */
+const STATE_FILE_ARGS = {
+  path: z.string().min(1).max(4096).describe(
+    "File path (absolute, or relative to the server's working directory)",
+  ),
+  page_id: pageId.optional(),
+};
+
 export const storageTools: Tool[] = [
   defineTool({
     name: "cookies",
@@ -205,12 +213,7 @@ export const storageTools: Tool[] = [
     output: OUTPUT_SCHEMAS.save_storage_state,
     description:
       "Save the session's cookies and the localStorage of its open pages' origins to a file in Playwright's storage-state JSON (mode 0600; it holds secrets). Opens in Playwright's newContext({storageState}).",
-    input: z.strictObject({
-      path: z.string().min(1).max(4096).describe(
-        "File path (absolute, or relative to the server's working directory)",
-      ),
-      page_id: pageId.optional(),
-    }),
+    input: z.strictObject(STATE_FILE_ARGS),
     handler: async (args, app) => {
       const session = app.browsers.require();
       const page = session.page(args.page_id);
@@ -246,12 +249,7 @@ export const storageTools: Tool[] = [
     output: OUTPUT_SCHEMAS.load_storage_state,
     description:
       "Load a Playwright storage-state JSON file (Playwright's context.storageState({path}) or save_storage_state): merges its cookies and each origin's localStorage into the session (now where a page has the origin open, else on the page's first visit).",
-    input: z.strictObject({
-      path: z.string().min(1).max(4096).describe(
-        "File path (absolute, or relative to the server's working directory)",
-      ),
-      page_id: pageId.optional(),
-    }),
+    input: z.strictObject(STATE_FILE_ARGS),
     handler: async (args, app) => {
       const session = app.browsers.require();
       const page = session.page(args.page_id);
