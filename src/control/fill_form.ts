@@ -14,7 +14,7 @@ import {
 } from "./fill_form_plan.ts";
 import { APPLY_OPTIONS, FIELD_INFO, SELECT_ALL, SET_NATIVE_VALUE } from "./fill_form_page.ts";
 import { matchOptions, pickRadio, type ReadBack, readField, togglePoint } from "./fill_form_field.ts";
-import { type ActionEnv, usablePage } from "./interaction.ts";
+import { type ActionEnv, anchoredFailure, usablePage } from "./interaction.ts";
 import {
   type ActionContext,
   addLine,
@@ -189,14 +189,7 @@ async function fillOne(
       env.persist?.(interactionRow(ctx.record));
       clearActive(env, ctx.record);
       ctx.requests.stop();
-      throw new ToolError({
-        code: failure.code,
-        message: failure.message,
-        retry: failure.retry,
-        recovery: failure.recovery,
-        details: failure.details,
-        affected: { ...failure.affected, page_id: page.id, interaction_id: ctx.record.interaction_id },
-      });
+      throw anchoredFailure(failure, page.id, ctx.record.interaction_id);
     }
     const after = page.dialog ? undefined : await readField(page, target);
     ctx.record.completed_ms = env.session.now();

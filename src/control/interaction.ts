@@ -130,14 +130,7 @@ async function dispatchAndObserve(
     ctx.record.outcome = "failed";
     ctx.record.error_code = failure.code;
     env.persist?.(interactionRow(storable(ctx.record)));
-    throw new ToolError({
-      code: failure.code,
-      message: failure.message,
-      retry: failure.retry,
-      recovery: failure.recovery,
-      details: failure.details,
-      affected: { ...failure.affected, page_id: page.id, interaction_id: ctx.record.interaction_id },
-    });
+    throw anchoredFailure(failure, page.id, ctx.record.interaction_id);
   }
   const observation = await observe(ctx, {
     store: env.store,
@@ -167,3 +160,15 @@ function storable(record: InteractionRecord): InteractionRecord {
 }
 
 const STORED = new WeakSet<object>();
+
+/** A dispatch failure re-thrown with the interaction it was recorded as, so the error anchors the timeline. */
+export function anchoredFailure(failure: ToolError, pageId: string, interactionId: string): ToolError {
+  return new ToolError({
+    code: failure.code,
+    message: failure.message,
+    retry: failure.retry,
+    recovery: failure.recovery,
+    details: failure.details,
+    affected: { ...failure.affected, page_id: pageId, interaction_id: interactionId },
+  });
+}
