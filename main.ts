@@ -14,6 +14,12 @@ import { watchParent } from "./src/parent_watch.ts";
 import denoJson from "./deno.json" with { type: "json" };
 import { closeReplayTarget } from "./src/pagestate/replay.ts";
 import { captureScenarioCommand, compareCapturesCommand } from "./src/cli/scenario.ts";
+import { recordCommand } from "./src/cli/record.ts";
+import { doctorCommand } from "./src/cli/doctor.ts";
+import { viewCommand } from "./src/cli/view.ts";
+import { ViewerSlot } from "./src/viewer/slot.ts";
+import { HumanQuestions } from "./src/viewer/questions.ts";
+import { startViewer } from "./src/viewer/server.ts";
 
 export const VERSION: string = denoJson.version;
 /** Shutdown drains browser cleanup against one deadline (spec: 30 s). */
@@ -27,15 +33,36 @@ async function createApp(): Promise<AppContext> {
   // Bounded (5 s); a missing or unqualified ffmpeg only removes the temporal-video tools.
   const video = await qualifyFfmpeg();
   if (!video.available) logger("main").info("temporal-video unavailable: {reason}", { reason: video.reason });
-  return {
+  // The viewer serves this app; it starts on first use, after the app exists.
+  let app: AppContext | undefined;
+  const viewer = new ViewerSlot(() => {
+    if (!app) return Promise.reject(new Error("the viewer started before the app"));
+    return startViewer(app);
+  });
+  app = {
     config,
     browsers: new BrowserManager(config, join(store.root, "downloads")),
     store,
     recorder,
     temporal: new TemporalState(video),
+    viewer,
+    humans: new HumanQuestions(),
     startedAt: new Date(),
     version: VERSION,
   };
+  return app;
+}
+
+/** Startup failed before anything could be served: name the failure and the command that diagnoses it. */
+async function createAppOrExplain(): Promise<AppContext> {
+  try {
+    return await createApp();
+  } catch (err) {
+    console.error(
+      `krometrail: startup failed: ${(err as Error).message}\n  Run \`krometrail doctor\` to see what is missing and the fix.`,
+    );
+    throw err;
+  }
 }
 
 /** Fault injection for the test suite only; unset in normal use. */
@@ -53,6 +80,7 @@ async function shutdown(app: AppContext): Promise<void> {
   const cleanup = (async () => {
     const current = app.browsers.current;
     if (current) await app.recorder.captures.get(current.id)?.stop().catch(() => {});
+    await app.viewer.close().catch(() => {});
     await app.browsers.stop().catch(() => {});
     // The private replay browser (page-state layout) goes with the server.
     await closeReplayTarget().catch(() => {});
@@ -72,8 +100,9 @@ async function main(args: string[]): Promise<number> {
     console.log(VERSION);
     return 0;
   }
+  if (command === "doctor") return await doctorCommand(args.slice(1));
   if (command === "mcp") {
-    const app = await createApp();
+    const app = await createAppOrExplain();
     let stopping = false;
     const stop = async () => {
       if (stopping) return;
@@ -91,16 +120,17 @@ async function main(args: string[]): Promise<number> {
     await stop();
     return 0;
   }
-  if (command === "demo") {
-    const app = await createApp();
+  if (command === "demo" || command === "record" || command === "view") {
+    const app = await createAppOrExplain();
     try {
-      return await runDemo(app, args.slice(1));
+      const run = command === "demo" ? runDemo : command === "record" ? recordCommand : viewCommand;
+      return await run(app, args.slice(1));
     } finally {
       await shutdown(app);
     }
   }
   if (command === "capture-browser-scenario" || command === "compare-web-captures") {
-    const app = await createApp();
+    const app = await createAppOrExplain();
     try {
       return command === "capture-browser-scenario"
         ? await captureScenarioCommand(app, args.slice(1))
@@ -110,7 +140,8 @@ async function main(args: string[]): Promise<number> {
     }
   }
   console.error(
-    `usage: krometrail [mcp | demo [URL] | capture-browser-scenario INPUT_JSON | compare-web-captures A B | --version]`,
+    "usage: krometrail [mcp | demo [URL] | record URL | doctor | view [URL] | " +
+      "capture-browser-scenario INPUT_JSON | compare-web-captures A B | --version]",
   );
   return 2;
 }

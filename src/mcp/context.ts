@@ -3,6 +3,8 @@ import type { BrowserManager } from "../browser/lifecycle.ts";
 import type { InstanceStore } from "../store/instance.ts";
 import type { Recorder } from "../capture/recorder.ts";
 import type { TemporalState } from "../temporal/state.ts";
+import type { ViewerSlot } from "../viewer/slot.ts";
+import type { HumanQuestions } from "../viewer/questions.ts";
 
 /** What every tool handler can reach: configuration, the browser slot and the evidence store. */
 export interface AppContext {
@@ -13,6 +15,10 @@ export interface AppContext {
   readonly recorder: Recorder;
   /** Range handles, artifact caches and the startup video qualification. */
   readonly temporal: TemporalState;
+  /** The local evidence viewer, started on first use. */
+  readonly viewer: ViewerSlot;
+  /** Questions asked of a person (ask_human), answered in the viewer or through elicitation. */
+  readonly humans: HumanQuestions;
   readonly startedAt: Date;
   readonly version: string;
 }

@@ -29,6 +29,8 @@ import { routeTools } from "./tools/routes.ts";
 import { performanceTools } from "./tools/performance.ts";
 import { formTools } from "./tools/forms.ts";
 import { pdfTools } from "./tools/pdf.ts";
+import { viewerTools } from "./tools/viewer.ts";
+import { askHumanTools } from "./tools/ask_human.ts";
 
 export type CapabilityName =
   | "control"
@@ -38,7 +40,8 @@ export type CapabilityName =
   | "page-state"
   | "framework-state"
   | "scenario"
-  | "devtools";
+  | "devtools"
+  | "viewer";
 
 export interface Capability {
   name: CapabilityName;
@@ -126,6 +129,14 @@ export const CAPABILITIES: readonly Capability[] = [
       ...performanceTools,
       ...pdfTools,
     ],
+  },
+  {
+    name: "viewer",
+    default: "enabled",
+    depends: ["temporal-vision"],
+    responsibility:
+      "For people: a local evidence viewer on 127.0.0.1, and questions the agent asks a person about what was recorded",
+    tools: [...viewerTools, ...askHumanTools],
   },
   {
     name: "framework-state",
