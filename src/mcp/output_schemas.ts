@@ -7,6 +7,7 @@
  */
 import { z } from "zod";
 import { DEVTOOLS_OUTPUT_SCHEMAS } from "./output_schemas_devtools.ts";
+import { PEOPLE_OUTPUT_SCHEMAS } from "./output_schemas_people.ts";
 
 const str = z.string();
 const num = z.number();
@@ -209,4 +210,5 @@ export const OUTPUT_SCHEMAS = {
     steps: list,
   }),
   ...DEVTOOLS_OUTPUT_SCHEMAS,
+  ...PEOPLE_OUTPUT_SCHEMAS,
 } satisfies Record<string, z.ZodObject>;
