@@ -82,7 +82,7 @@ export function discoverChrome(opts: {
       retry: "after_recovery",
       recovery: `Point ${
         source === "argument" ? "executable" : source
-      } at an installed Chrome or Chromium binary.`,
+      } at an installed Chrome or Chromium binary (or unset it); run \`krometrail doctor\` to see every candidate.`,
       details: { diagnostics },
     });
   }
@@ -110,7 +110,7 @@ export function discoverChrome(opts: {
     message: "No Chrome or Chromium installation was found.",
     retry: "after_recovery",
     recovery:
-      "Install Chrome or Chromium, or set KROMETRAIL_CHROME to its executable, or pass executable to start_browser.",
+      "Install Chrome or Chromium, or set KROMETRAIL_CHROME to its executable, or pass executable to start_browser; run `krometrail doctor` to see what was probed.",
     details: { probed: ordinal, diagnostics: diagnostics.slice(0, 20) },
   });
 }

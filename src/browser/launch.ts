@@ -177,7 +177,7 @@ export async function launchChrome(opts: LaunchOptions): Promise<LaunchedChrome>
       : "Chrome did not open its DevTools endpoint in time.",
     retry: "safe",
     recovery:
-      "Check that the executable is a working Chrome or Chromium (KROMETRAIL_CHROME); on Linux as root it must accept --no-sandbox.",
+      "Check that the executable is a working Chrome or Chromium (KROMETRAIL_CHROME); on Linux as root it must accept --no-sandbox. Run `krometrail doctor` for a test launch and the fix.",
     details: { stderr_tail: tail.replace(/\/[^\s:'"]+/g, "<path>").slice(-600) },
   });
 }
