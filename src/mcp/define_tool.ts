@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import type { ClientCapabilities, InputRequiredResult, ServerContext } from "@modelcontextprotocol/server";
 import { asToolError, ToolError } from "../errors.ts";
 import type { AppContext } from "./context.ts";
 import { errorOutput, type ToolOutput } from "./response.ts";
@@ -16,6 +17,28 @@ export interface ToolAnnotations {
   openWorldHint?: boolean;
 }
 
+/**
+ * What an MCP client's call brings beyond its arguments (absent when CLI or viewer code runs a tool).
+ * Only tools that talk back to the client (ask_human's elicitation) read it.
+ */
+export interface ToolCall {
+  /** "legacy": a 2025 connection (push-style elicitInput); "modern": 2026-07-28 (input_required rounds). */
+  era: "legacy" | "modern";
+  /** The SDK's context of this request: elicitInput, inputResponses, requestState, notify. */
+  ctx: ServerContext;
+  /** Aborted when the client cancels the request. */
+  signal: AbortSignal;
+  /** What the client declared it can do: at initialize (legacy) or on this request's envelope (modern). */
+  clientCapabilities?: ClientCapabilities;
+  /** notifications/elicitation/complete for a URL elicitation (2025-11-25 only; absent otherwise). */
+  completeElicitation?: (elicitationId: string) => Promise<void>;
+  /**
+   * Answers this round with an input_required result (modern era) instead of the tool's output; the
+   * returned placeholder is what `run` passes back, the client receives `result`.
+   */
+  requireInput(result: InputRequiredResult, placeholder: ToolOutput): ToolOutput;
+}
+
 export interface ToolDefinition<S extends z.ZodObject = z.ZodObject> {
   name: string;
   capability: CapabilityName;
@@ -29,7 +52,7 @@ export interface ToolDefinition<S extends z.ZodObject = z.ZodObject> {
    * scenario's rules and paths); default: invalid_arguments.
    */
   invalidInput?: (rawArgs: unknown, error: z.ZodError) => ToolError;
-  handler: (args: z.output<S>, app: AppContext) => Promise<ToolOutput>;
+  handler: (args: z.output<S>, app: AppContext, call?: ToolCall) => Promise<ToolOutput>;
 }
 
 /** A tool with its types erased, as the registry and server hold it. */
@@ -42,9 +65,9 @@ export interface Tool {
   annotations?: ToolAnnotations;
   /**
    * Validates strictly (unknown arguments fail before anything runs), then calls the handler under
-   * the tool's overall deadline (deadlines.ts).
+   * the tool's overall deadline (deadlines.ts). `call` is the MCP request's context, when there is one.
    */
-  run(rawArgs: unknown, app: AppContext): Promise<ToolOutput>;
+  run(rawArgs: unknown, app: AppContext, call?: ToolCall): Promise<ToolOutput>;
 }
 
 const ISSUE_LIMIT = 5;
@@ -123,7 +146,7 @@ export function defineTool<S extends z.ZodObject>(def: ToolDefinition<S>): Tool 
     input: def.input,
     output: def.output,
     annotations: def.annotations,
-    async run(rawArgs, app) {
+    async run(rawArgs, app, call) {
       const proto = ownProtoPath(rawArgs);
       if (proto !== undefined) return errorOutput(ownProtoArgument(def.name, proto));
       const parsed = def.input.safeParse(rawArgs ?? {});
@@ -136,7 +159,7 @@ export function defineTool<S extends z.ZodObject>(def: ToolDefinition<S>): Tool 
       const overridesBefore = app.recorder?.graceOverrides ?? 0;
       const out = await withDeadline(def.name, args, app, pageScoped, async () => {
         try {
-          return await def.handler(parsed.data, app);
+          return await def.handler(parsed.data, app, call);
         } catch (err) {
           return errorOutput(asToolError(err));
         }

@@ -1,4 +1,13 @@
-import { McpServer, ProtocolError, ProtocolErrorCode, ResourceTemplate } from "@modelcontextprotocol/server";
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  type ClientCapabilities,
+  type InputRequiredResult,
+  McpServer,
+  ProtocolError,
+  ProtocolErrorCode,
+  ResourceTemplate,
+  type ServerContext,
+} from "@modelcontextprotocol/server";
 import { serveStdio } from "@modelcontextprotocol/server/stdio";
 import { z } from "zod";
 import { asToolError, ToolError } from "../errors.ts";
@@ -16,6 +25,7 @@ import {
 } from "./registry.ts";
 import { CONVENTIONS } from "./schemas.ts";
 import { toCallToolResult } from "./response.ts";
+import type { Tool, ToolCall } from "./define_tool.ts";
 import { encodeBase64 } from "./base64.ts";
 import { LineLimitedStdioTransport } from "./stdio_limits.ts";
 
@@ -119,7 +129,48 @@ export function conditionsOf(app: AppContext): Conditions {
   };
 }
 
-function buildServer(app: AppContext, paged: PagedCatalogue, era: "legacy" | "modern"): McpServer {
+type Era = "legacy" | "modern";
+
+/** What the client declared: per request on the 2026-07-28 envelope, at initialize on a 2025 connection. */
+function clientCapabilitiesOf(mcp: McpServer, era: Era, ctx: ServerContext): ClientCapabilities | undefined {
+  if (era === "modern") {
+    const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
+    return envelope?.[CLIENT_CAPABILITIES_META_KEY] as ClientCapabilities | undefined;
+  }
+  return mcp.server.getClientCapabilities();
+}
+
+/** One tools/call: the tool runs with its request's context; an input_required round replaces its output. */
+async function callTool(
+  mcp: McpServer,
+  era: Era,
+  tool: Tool,
+  app: AppContext,
+  args: Record<string, unknown>,
+  ctx: ServerContext,
+): Promise<ReturnType<typeof toCallToolResult> | InputRequiredResult> {
+  let input: InputRequiredResult | undefined;
+  const call: ToolCall = {
+    era,
+    ctx,
+    signal: ctx.mcpReq.signal,
+    clientCapabilities: clientCapabilitiesOf(mcp, era, ctx),
+    ...(era === "legacy"
+      ? {
+        completeElicitation: (id: string) =>
+          mcp.server.createElicitationCompletionNotifier(id, { relatedRequestId: ctx.mcpReq.id })(),
+      }
+      : {}),
+    requireInput(result, placeholder) {
+      input = result;
+      return placeholder;
+    },
+  };
+  const out = await tool.run(args, app, call);
+  return input && !out.isError ? input : toCallToolResult(out);
+}
+
+function buildServer(app: AppContext, paged: PagedCatalogue, era: Era): McpServer {
   const catalogue = buildCatalogue(conditionsOf(app));
   const mcp = new McpServer(
     { name: "krometrail", version: app.version },
@@ -141,7 +192,7 @@ function buildServer(app: AppContext, paged: PagedCatalogue, era: "legacy" | "mo
     mcp.registerTool(
       tool.name,
       { description: tool.description, inputSchema: passthrough, annotations: tool.annotations },
-      async (args: Record<string, unknown>) => toCallToolResult(await tool.run(args, app)),
+      (args: Record<string, unknown>, ctx: ServerContext) => callTool(mcp, era, tool, app, args, ctx),
     );
   }
   mcp.server.setRequestHandler("tools/list", (request) => {
@@ -200,7 +251,7 @@ export function serveMcp(app: AppContext): Promise<void> {
         resolve();
       }
     };
-    serveStdio(({ era }: { era: "legacy" | "modern" }) => {
+    serveStdio(({ era }: { era: Era }) => {
       const server = buildServer(app, paged, era);
       server.server.onclose = done;
       return server;
