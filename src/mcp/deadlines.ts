@@ -87,6 +87,8 @@ const RULES: Record<string, Rule> = {
   // Each field resolves, dispatches and reads back (~100 ms on an idle box, a locator's AX query several
   // times that under load) before the one observation: up to 50 fields (fill_form.ts MAX_FORM_FIELDS).
   fill_form: (args, base) => base + 500 * (Array.isArray(args.fields) ? args.fields.length : 0),
+  // ask_human waits on the person up to its gate (wait_ms, default 30 s: tools/ask_human.ts WAIT_DEFAULT_MS).
+  ask_human: (args) => num(args, "wait_ms", 30_000) + WAIT_MARGIN_MS,
 };
 
 const OWN_TIMEOUT = new Set([

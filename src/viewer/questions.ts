@@ -28,6 +28,12 @@ export interface HumanQuestion {
   state: QuestionState;
   answer?: HumanAnswer;
   dismissed_at?: string;
+  /**
+   * How the agent's MCP client put the question before the person besides the viewer: a URL
+   * elicitation (the viewer link) or a form (choices only). A retried call's input responses are
+   * only taken for the kind the server itself asked for.
+   */
+  elicited?: "url" | "form";
 }
 
 export interface AskInput {
@@ -40,7 +46,11 @@ export interface AskInput {
 
 export type AnswerOutcome =
   | { accepted: true; question: HumanQuestion }
-  | { accepted: false; reason: "unknown_ticket" | "already_answered" | "dismissed" | "invalid_choice"; question?: HumanQuestion };
+  | {
+    accepted: false;
+    reason: "unknown_ticket" | "already_answered" | "dismissed" | "invalid_choice";
+    question?: HumanQuestion;
+  };
 
 /** Pending questions at once; a new ask beyond this is refused by the tool (it names both numbers). */
 export const PENDING_LIMIT = 20;
@@ -128,6 +138,12 @@ export class HumanQuestions {
     }
     this.#changed(ticket);
     return { accepted: true, question: q };
+  }
+
+  /** Notes that the client was asked to show the question (see `HumanQuestion.elicited`). */
+  noteElicited(ticket: string, how: "url" | "form"): void {
+    const q = this.#questions.get(ticket);
+    if (q) q.elicited = how;
   }
 
   /** The person (or their client) declined the question. Only a pending question can be dismissed. */
