@@ -1,4 +1,43 @@
-import type { Tool } from "../define_tool.ts";
+/**
+ * open_viewer: the URL of this process's local evidence viewer (started on first use), for the agent
+ * to hand to its person. A session, page and instant make it a deep link.
+ */
+import { z } from "zod";
+import { defineTool, type Tool } from "../define_tool.ts";
+import { PEOPLE_OUTPUT_SCHEMAS } from "../output_schemas_people.ts";
+import { output } from "../response.ts";
+import { pageId } from "../schemas.ts";
+import { assertSessionPage, resolveSession, sessionId } from "./sessions.ts";
 
-/** open_viewer (stub until the viewer lands). */
-export const viewerTools: Tool[] = [];
+export const viewerTools: Tool[] = [
+  defineTool({
+    name: "open_viewer",
+    capability: "viewer",
+    output: PEOPLE_OUTPUT_SCHEMAS.open_viewer,
+    description:
+      "URL of the local evidence viewer (127.0.0.1, this process) for a person: sessions, a scrubbable timeline of frames and events, storyboards. Deep link with session_id, page_id, at_ms.",
+    input: z.strictObject({
+      session_id: sessionId.optional(),
+      page_id: pageId.optional(),
+      at_ms: z.number().min(0).max(1e9).optional(),
+    }),
+    annotations: { readOnlyHint: true, openWorldHint: false },
+    handler: async (args, app) => {
+      // Only a named or implied target is checked: with nothing recorded the viewer still opens.
+      const wantsSession = args.session_id !== undefined || args.page_id !== undefined ||
+        args.at_ms !== undefined;
+      const session = wantsSession ? await resolveSession(app, args.session_id) : undefined;
+      if (session && args.page_id !== undefined) assertSessionPage(app, session, args.page_id, "page_id");
+      const viewer = await app.viewer.ensure();
+      const url = viewer.link({
+        ...(session ? { session_id: session } : {}),
+        ...(args.page_id !== undefined ? { page_id: args.page_id } : {}),
+        ...(args.at_ms !== undefined ? { at_ms: args.at_ms } : {}),
+      });
+      return output(
+        `Evidence viewer: ${url}\nOpen it in a browser on this machine; the URL is its key, so share it only with the person.`,
+        { url },
+      );
+    },
+  }),
+];
