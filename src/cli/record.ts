@@ -1,7 +1,406 @@
+/**
+ * `krometrail record URL`: a recording for people. Opens the URL in Chrome, runs the steps through the
+ * same tool layer an MCP client uses, records for a few seconds more with a progress line on stderr,
+ * then writes the pictures, the events and a self-contained report into a folder and prints its path
+ * as stdout's last line.
+ *
+ * Exit codes: 0 ok · 1 a step failed (the files are still written) · 2 bad arguments · 4 could not run.
+ */
+import { join, resolve } from "node:path";
 import type { AppContext } from "../mcp/context.ts";
+import { buildCatalogue } from "../mcp/registry.ts";
+import type { ToolOutput } from "../mcp/response.ts";
+import { conditionsOf } from "../mcp/server.ts";
+import { EVIDENCE_SCHEME } from "../store/instance.ts";
+import {
+  buildEventsMd,
+  type EventRecord,
+  type InteractionRecord,
+  type RecordSummary,
+  type StepRecord,
+} from "./events_md.ts";
+import { formatBytes, formatSeconds, Progress } from "./progress.ts";
+import {
+  describeStep,
+  parseRecordArgs,
+  RECORD_USAGE,
+  type RecordStep,
+  resolveHeadless,
+} from "./record_args.ts";
+import { buildReportHtml, type ReportImages } from "./report_html.ts";
 
-/** `krometrail record URL` (stub). */
-export function recordCommand(_app: AppContext, _args: string[]): Promise<number> {
-  console.error("krometrail record: not built yet");
-  return Promise.resolve(2);
+export const RECORD_EXIT = { ok: 0, step_failed: 1, invalid: 2, could_not_run: 4 } as const;
+/** Browser events the report lists; a busy page beyond this is counted, not listed. */
+export const MAX_REPORT_EVENTS = 1_000;
+const EVENTS_PAGE = 200;
+
+type RunTool = (name: string, args: Record<string, unknown>) => Promise<ToolOutput>;
+
+function toolRunner(app: AppContext): RunTool {
+  const tools = new Map(buildCatalogue(conditionsOf(app)).tools.map((t) => [t.name, t]));
+  return async (name, args) => {
+    const tool = tools.get(name);
+    if (!tool) throw new Error(`tool ${name} is not available in this build`);
+    return await tool.run(args, app);
+  };
+}
+
+function errorOf(out: ToolOutput): { code: string; message: string; recovery?: string } {
+  const e = out.structured.error as { code?: string; message?: string; recovery?: string } | undefined;
+  return { code: e?.code ?? "error", message: e?.message ?? out.text.split("\n")[0], recovery: e?.recovery };
+}
+
+function firstLine(out: ToolOutput): string {
+  return out.isError ? `${errorOf(out).code}: ${errorOf(out).message}` : out.text.split("\n")[0];
+}
+
+/** The click tool's `{text}` locator; a button or link of that name when the text alone finds nothing unique. */
+async function clickByText(run: RunTool, text: string): Promise<ToolOutput> {
+  const first = await run("click", { locator: { text }, inline_images: false });
+  if (!first.isError) return first;
+  const code = errorOf(first).code;
+  if (code !== "locator_no_match" && code !== "locator_ambiguous") return first;
+  for (const role of ["button", "link"]) {
+    const out = await run("click", { locator: { role, name: text }, inline_images: false });
+    if (!out.isError) return out;
+  }
+  return first;
+}
+
+function runStep(run: RunTool, step: RecordStep): Promise<ToolOutput> | undefined {
+  if (step.kind === "click") return clickByText(run, step.text);
+  if (step.kind === "fill") {
+    return run("fill", { locator: { label: step.label }, value: step.value, inline_images: false });
+  }
+  return undefined;
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((done) => {
+    if (signal.aborted) return done();
+    const timer = setTimeout(finish, ms);
+    function finish() {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", finish);
+      done();
+    }
+    signal.addEventListener("abort", finish);
+  });
+}
+
+function describeTarget(params: Record<string, unknown>): string | undefined {
+  const loc = params.locator as Record<string, unknown> | undefined;
+  if (loc) {
+    const parts = Object.entries(loc).filter(([, v]) => typeof v === "string" || typeof v === "boolean")
+      .map(([k, v]) => `${k} ${JSON.stringify(v)}`);
+    if (parts.length) return parts.join(", ");
+  }
+  if (typeof params.url === "string") return params.url;
+  if (typeof params.selector === "string") return params.selector;
+  return undefined;
+}
+
+function readInteractions(
+  app: AppContext,
+  sessionId: string,
+  described: Map<string, string>,
+): InteractionRecord[] {
+  const rows = app.recorder.reader().prepare(
+    `SELECT id, page_id, operation, params, coalesce(dispatched_ns, started_ns) AS at_ns, outcome, error_code
+       FROM interactions WHERE session_id = ? ORDER BY at_ns, id`,
+  ).all(sessionId) as Array<Record<string, string | number | null>>;
+  return rows.map((r) => {
+    let params: Record<string, unknown> = {};
+    try {
+      params = JSON.parse(String(r.params ?? "{}"));
+    } catch { /* an unreadable params column only loses the target's words */ }
+    const id = String(r.id);
+    const target = described.get(id) ?? describeTarget(params);
+    return {
+      interaction_id: id,
+      operation: String(r.operation),
+      page_id: String(r.page_id),
+      at_ms: Number(r.at_ns) / 1e6,
+      outcome: String(r.outcome),
+      ...(target ? { target } : {}),
+      ...(r.error_code ? { error_code: String(r.error_code) } : {}),
+    };
+  });
+}
+
+async function readEvents(run: RunTool, sessionId: string, endMs: number): Promise<[EventRecord[], number]> {
+  const events: EventRecord[] = [];
+  let total = 0;
+  for (let offset = 0; offset < MAX_REPORT_EVENTS; offset += EVENTS_PAGE) {
+    const out = await run("query_browser_events", {
+      session_id: sessionId,
+      range: { start_ms: 0, end_ms: Math.ceil(endMs) + 1 },
+      offset,
+      max_events: Math.min(EVENTS_PAGE, MAX_REPORT_EVENTS - offset),
+    });
+    if (out.isError) break;
+    total = Number(out.structured.total_event_count ?? 0);
+    const page = (out.structured.events ?? []) as Array<Record<string, unknown>>;
+    for (const e of page) {
+      events.push({
+        at_ms: Number(e.session_time_ms ?? e.at_ms ?? 0),
+        kind: String(e.kind ?? "event"),
+        ...(typeof e.level === "string" ? { level: e.level } : {}),
+        ...(typeof e.page_id === "string" ? { page_id: e.page_id } : {}),
+        text: typeof e.text === "string" ? e.text : "",
+      });
+    }
+    if (out.structured.next_offset === undefined || page.length === 0) break;
+  }
+  return [events, Math.max(total, events.length)];
+}
+
+async function evidenceBytes(app: AppContext, uri: unknown): Promise<Uint8Array | undefined> {
+  if (typeof uri !== "string" || !uri.startsWith(EVIDENCE_SCHEME)) return undefined;
+  return (await app.store.readEvidence(uri.slice(EVIDENCE_SCHEME.length))).bytes;
+}
+
+function timestampName(now: Date): string {
+  return `krometrail-record-${now.toISOString().replace(/[:.]/g, "-")}`;
+}
+
+/** What the recording phase hands to the writing phase. */
+interface Recorded {
+  steps: StepRecord[];
+  described: Map<string, string>;
+  failed: boolean;
+  pageId?: string;
+}
+
+async function runSteps(
+  run: RunTool,
+  url: string,
+  userSteps: RecordStep[],
+  now: () => number,
+  signal: AbortSignal,
+  show: (activity: string) => void,
+  log: (line: string) => void,
+): Promise<Recorded> {
+  const result: Recorded = { steps: [], described: new Map(), failed: false };
+  const plan: Array<{ description: string; step?: RecordStep }> = [
+    { description: `open ${url}` },
+    ...userSteps.map((step) => ({ description: describeStep(step), step })),
+  ];
+  for (const [i, item] of plan.entries()) {
+    const base = { index: i + 1, description: item.description, started_ms: now() };
+    if (result.failed || signal.aborted) {
+      result.steps.push({ ...base, duration_ms: 0, status: "skipped" });
+      continue;
+    }
+    show(`step ${i + 1}/${plan.length}: ${item.description}`);
+    const t0 = performance.now();
+    let out: ToolOutput | undefined;
+    if (!item.step) out = await run("navigate_page", { url, inline_images: false });
+    else if (item.step.kind === "wait") await sleep(item.step.ms, signal);
+    else out = await runStep(run, item.step);
+    const record: StepRecord = {
+      ...base,
+      duration_ms: performance.now() - t0,
+      status: out?.isError ? "failed" : "ok",
+    };
+    const interaction = out?.structured.interaction_id;
+    if (typeof interaction === "string") {
+      record.interaction_id = interaction;
+      result.described.set(interaction, item.description);
+    }
+    const page = (out?.structured.page as { page_id?: string } | undefined)?.page_id;
+    if (!item.step && page) result.pageId = page;
+    if (out?.isError) {
+      record.message = firstLine(out);
+      result.failed = true;
+      log(`krometrail record: step ${i + 1} failed: ${item.description}: ${record.message}`);
+    }
+    result.steps.push(record);
+  }
+  return result;
+}
+
+/** Storyboard, difference map and video over the recorded range; what could not be made becomes a note. */
+async function renderArtifacts(
+  app: AppContext,
+  run: RunTool,
+  sessionId: string,
+  range: { start_ms: number; end_ms: number; page_id: string } | undefined,
+  notes: string[],
+  show: (activity: string) => void,
+): Promise<{ images: ReportImages; video?: Uint8Array }> {
+  const images: ReportImages = {};
+  if (!range) {
+    notes.push("no page was recorded, so there is no storyboard, difference map or video");
+    return { images };
+  }
+  show("drawing the storyboard and difference map");
+  const art = await run("generate_artifacts", {
+    session_id: sessionId,
+    range,
+    generators: ["storyboard", "difference_map"],
+    inline_images: false,
+  });
+  if (art.isError) notes.push(`storyboard and difference map not drawn: ${firstLine(art)}`);
+  for (const a of (art.structured.artifacts ?? []) as Array<{ kind?: string; uri?: string }>) {
+    const bytes = await evidenceBytes(app, a.uri);
+    if (a.kind === "storyboard" && bytes) images.storyboard = bytes;
+    if (a.kind === "difference_map" && bytes) images.difference_map = bytes;
+  }
+  if (!app.temporal.video.available) {
+    notes.push(`video.mp4 skipped: ffmpeg not qualified (${app.temporal.video.reason})`);
+    return { images };
+  }
+  show("encoding the video");
+  const clip = await run("generate_temporal_video", { session_id: sessionId, range, policy: "real_time" });
+  if (clip.isError) {
+    notes.push(`video.mp4 not written: ${firstLine(clip)}`);
+    return { images };
+  }
+  const video = await evidenceBytes(app, clip.structured.uri);
+  return video ? { images, video } : { images };
+}
+
+async function writeFiles(
+  outDir: string,
+  files: Array<[string, Uint8Array | string | undefined]>,
+): Promise<string[]> {
+  const written: string[] = [];
+  for (const [name, content] of files) {
+    if (content === undefined) continue;
+    const bytes = typeof content === "string" ? new TextEncoder().encode(content) : content;
+    await Deno.writeFile(join(outDir, name), bytes);
+    written.push(`${name} (${formatBytes(bytes.length)})`);
+  }
+  return written;
+}
+
+function refuseArguments(flag: string, message: string): number {
+  console.error(`krometrail record: ${flag}: ${message}`);
+  console.error(JSON.stringify({ error: { code: "invalid_arguments", flag, message } }));
+  console.error(RECORD_USAGE);
+  return RECORD_EXIT.invalid;
+}
+
+export async function recordCommand(app: AppContext, argv: string[]): Promise<number> {
+  const parsed = parseRecordArgs(argv);
+  if (!parsed.ok) {
+    if (!parsed.help) return refuseArguments(parsed.flag, parsed.message);
+    console.log(RECORD_USAGE);
+    return RECORD_EXIT.ok;
+  }
+  const args = parsed.args;
+  const startedAt = new Date();
+  // `deno task` runs in the config's folder; INIT_CWD is where the user typed the command.
+  const outDir = resolve(Deno.env.get("INIT_CWD") || Deno.cwd(), args.out ?? timestampName(startedAt));
+  try {
+    await Deno.mkdir(outDir, { recursive: true });
+  } catch (err) {
+    console.error(`krometrail record: cannot create ${outDir}: ${(err as Error).message}`);
+    return RECORD_EXIT.could_not_run;
+  }
+  const run = toolRunner(app);
+  const headless = resolveHeadless(args.headless, (n) => Deno.env.get(n), Deno.build.os);
+  const launched = await run("start_browser", { headless, temporary: true });
+  const session = app.browsers.current;
+  if (launched.isError || !session) {
+    const e = errorOf(launched);
+    console.error(`krometrail record: could not start a browser: ${e.code}: ${e.message}`);
+    if (e.recovery) console.error(`  ${e.recovery}`);
+    console.error("  Run `krometrail doctor` to see what is missing and the fix.");
+    return RECORD_EXIT.could_not_run;
+  }
+  const sessionId = session.id;
+
+  // Ctrl-C ends the recording early; what was recorded is still written.
+  const interrupt = new AbortController();
+  const onSignal = () => interrupt.abort();
+  Deno.addSignalListener("SIGINT", onSignal);
+  const clockStart = performance.now();
+  let activity = "starting";
+  let frozen: { frames: number; bytes: number } | undefined;
+  const show = (what: string) => (activity = what);
+  const progress = new Progress(async () => {
+    if (!frozen) await app.recorder.flush();
+    const status = app.recorder.captures.get(sessionId)?.status();
+    const share = app.recorder.retention?.share_bytes;
+    return `krometrail record: ${frozen?.frames ?? status?.frames_stored ?? 0} frames · ${
+      formatSeconds(performance.now() - clockStart)
+    } · ${formatBytes(app.recorder.usedBytes)} on disk${
+      share ? ` of ${formatBytes(share)}` : ""
+    } · ${activity}`;
+  }, Deno.stderr);
+  progress.start();
+  let recorded: Recorded;
+  const notes: string[] = [];
+  let rendered: { images: ReportImages; video?: Uint8Array } = { images: {} };
+  let events: EventRecord[] = [];
+  let eventsTotal = 0;
+  let interactions: InteractionRecord[] = [];
+  let range: { start_ms: number; end_ms: number; page_id: string } | undefined;
+  try {
+    recorded = await runSteps(
+      run,
+      args.url,
+      args.steps,
+      () => session.now(),
+      interrupt.signal,
+      show,
+      (l) => progress.log(l),
+    );
+    show(`recording ${args.seconds} s`);
+    await sleep(args.seconds * 1000, interrupt.signal);
+    if (interrupt.signal.aborted) progress.log("krometrail record: interrupted; writing what was recorded");
+    await app.recorder.flush();
+    const endMs = session.now();
+    const status = app.recorder.captures.get(sessionId)?.status();
+    // The page keeps painting (a caret blinks) while the files are made; the report counts the recording.
+    frozen = { frames: status?.frames_stored ?? 0, bytes: status?.bytes_stored ?? 0 };
+    range = recorded.pageId
+      ? { start_ms: recorded.steps[0]?.started_ms ?? 0, end_ms: endMs, page_id: recorded.pageId }
+      : undefined;
+    rendered = await renderArtifacts(app, run, sessionId, range, notes, show);
+    show("collecting events");
+    [events, eventsTotal] = await readEvents(run, sessionId, endMs);
+    interactions = readInteractions(app, sessionId, recorded.described);
+    show("closing the browser");
+  } finally {
+    await run("stop_browser", {}).catch(() => undefined);
+    await progress.stop();
+    Deno.removeSignalListener("SIGINT", onSignal);
+  }
+  const summary: RecordSummary = {
+    url: args.url,
+    session_id: sessionId,
+    started_at: startedAt.toISOString(),
+    ...(range ? { range } : {}),
+    frames: frozen?.frames ?? 0,
+    bytes: frozen?.bytes ?? 0,
+    steps: recorded.steps,
+    interactions,
+    events,
+    events_total: eventsTotal,
+    notes,
+  };
+  const { images, video } = rendered;
+  let written: string[];
+  try {
+    written = await writeFiles(outDir, [
+      ["storyboard.png", images.storyboard],
+      ["difference-map.png", images.difference_map],
+      ["video.mp4", video],
+      ["events.md", buildEventsMd(summary)],
+      [
+        "report.html",
+        buildReportHtml({ summary, images, ...(video ? { video: "video.mp4" } : {}), version: app.version }),
+      ],
+    ]);
+  } catch (err) {
+    console.error(`krometrail record: cannot write into ${outDir}: ${(err as Error).message}`);
+    return RECORD_EXIT.could_not_run;
+  }
+  for (const note of notes) console.error(`krometrail record: ${note}`);
+  console.error(`krometrail record: wrote ${written.join(", ")}`);
+  console.log(outDir);
+  return recorded.failed ? RECORD_EXIT.step_failed : RECORD_EXIT.ok;
 }
