@@ -1,0 +1,170 @@
+// The npm package as a user gets it: `npm pack` of npm/, installed into a temp project, run through npx
+// with no deno on PATH (the bin must use the `deno` npm package it depends on).
+import { Client } from "@modelcontextprotocol/client";
+import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+import { delimiter, join } from "node:path";
+import { assert, assertEquals } from "../assert.ts";
+import { e2e, fixtures, REPO_ROOT, structured, textOf, type ToolResult } from "./harness.ts";
+import denoJson from "../../deno.json" with { type: "json" };
+
+const NPM_DIR = join(REPO_ROOT, "npm");
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+async function run(command: string, args: string[], cwd: string, env: Record<string, string>): Promise<Run> {
+  let output: Deno.CommandOutput;
+  try {
+    output = await new Deno.Command(command, { args, cwd, env, clearEnv: true, stdin: "null" }).output();
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) {
+      throw new Error(`${command} is not on PATH: this test needs Node.js and npm (CI installs them)`);
+    }
+    throw err;
+  }
+  const decode = (b: Uint8Array) => new TextDecoder().decode(b);
+  return { code: output.code, stdout: decode(output.stdout), stderr: decode(output.stderr) };
+}
+
+function expectSuccess(what: string, result: Run): void {
+  assert(result.code === 0, `${what} exited ${result.code}:\n${result.stdout}\n${result.stderr}`);
+}
+
+/** The caller's environment minus every PATH entry that holds a deno: only Node and a browser remain. */
+function nodeOnlyEnv(extra: Record<string, string>): Record<string, string> {
+  const env = Deno.env.toObject();
+  const path = (env.PATH ?? "").split(delimiter).filter((dir) => {
+    try {
+      Deno.statSync(join(dir, "deno"));
+      return false;
+    } catch {
+      return true;
+    }
+  });
+  return { ...env, PATH: path.join(delimiter), NO_COLOR: "1", ...extra };
+}
+
+/** Processes whose command line runs the installed package's main.ts (Linux /proc; elsewhere none). */
+function serversUnder(installDir: string): number[] {
+  const found: number[] = [];
+  let entries: Iterable<Deno.DirEntry>;
+  try {
+    entries = Deno.readDirSync("/proc");
+  } catch {
+    return found;
+  }
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry.name)) continue;
+    try {
+      const cmdline = Deno.readTextFileSync(`/proc/${entry.name}/cmdline`);
+      if (cmdline.includes(join(installDir, "node_modules", "krometrail", "app", "main.ts"))) {
+        found.push(Number(entry.name));
+      }
+    } catch { /* gone meanwhile */ }
+  }
+  return found;
+}
+
+Deno.test({
+  name: "npm package: npm pack, install into a temp dir, npx krometrail runs the server and lists its tools",
+  ...e2e,
+  async fn() {
+    const packDir = await Deno.makeTempDir({ prefix: "krometrail-npm-pack-" });
+    const installDir = await Deno.makeTempDir({ prefix: "krometrail-npm-install-" });
+    const dataDir = await Deno.makeTempDir({ prefix: "krometrail-npm-data-" });
+    const site = fixtures();
+    const env = nodeOnlyEnv({ KROMETRAIL_DATA_DIR: dataDir, KROMETRAIL_HEADLESS: "1" });
+    const timings: Record<string, number> = {};
+    const timed = async <T>(label: string, body: () => Promise<T>): Promise<T> => {
+      const t0 = performance.now();
+      try {
+        return await body();
+      } finally {
+        timings[label] = Math.round(performance.now() - t0);
+      }
+    };
+    let client: Client | undefined;
+    try {
+      expectSuccess("npm --version", await run("npm", ["--version"], installDir, env));
+
+      const packed = await timed(
+        "pack",
+        () => run("npm", ["pack", "--pack-destination", packDir], NPM_DIR, env),
+      );
+      expectSuccess("npm pack", packed);
+      const tarball = join(packDir, `krometrail-${denoJson.version}.tgz`);
+      const size = (await Deno.stat(tarball)).size;
+      await assertStagingCleaned();
+
+      expectSuccess(
+        "npm install",
+        await timed(
+          "install",
+          () =>
+            run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", tarball], installDir, env),
+        ),
+      );
+
+      const version = await timed(
+        "first run",
+        () => run("npx", ["--no-install", "krometrail", "--version"], installDir, env),
+      );
+      expectSuccess("npx krometrail --version", version);
+      assertEquals(version.stdout.trim(), denoJson.version);
+
+      const transport = new StdioClientTransport({
+        command: "npx",
+        args: ["--no-install", "krometrail", "mcp"],
+        cwd: installDir,
+        env,
+        stderr: "inherit",
+      });
+      client = new Client({ name: "krometrail-npm-test", version: "1.0.0" });
+      const connected = client;
+      await timed("mcp connect", () => connected.connect(transport));
+      const names = (await client.listTools()).tools.map((t) => t.name);
+      for (const name of ["start_browser", "navigate_page", "open_viewer"]) {
+        assert(names.includes(name), `tools/list through npx lacks ${name}: ${names.join(", ")}`);
+      }
+
+      // A browser session through the package: the worker, the fixtures and the permissions all hold.
+      const call = async (name: string, args: Record<string, unknown>) =>
+        await connected.callTool({ name, arguments: args }) as ToolResult;
+      const started = await timed("start_browser", () => call("start_browser", { temporary: true }));
+      assert(!started.isError, `start_browser through npx failed: ${textOf(started)}`);
+      const navigated = await call("navigate_page", { url: `${site.origin}/index.html` });
+      assert(!navigated.isError, `navigate_page through npx failed: ${textOf(navigated)}`);
+      assertEquals((structured(navigated).page as { url?: string }).url, `${site.origin}/index.html`);
+
+      await client.close();
+      client = undefined;
+      // The client's close ends npx; the server behind the wrapper must not outlive it.
+      const deadline = Date.now() + 30_000;
+      while (serversUnder(installDir).length > 0 && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      assertEquals(serversUnder(installDir), [], "the deno server outlived its npx wrapper");
+      console.error(`npm package: ${size} bytes packed; ms ${JSON.stringify(timings)}`);
+    } finally {
+      await client?.close().catch(() => {});
+      await site.close();
+      for (const dir of [packDir, installDir, dataDir]) {
+        await Deno.remove(dir, { recursive: true }).catch(() => {});
+      }
+    }
+  },
+});
+
+/** postpack removed the staged copies, so the checkout's fmt/lint never see them. */
+async function assertStagingCleaned(): Promise<void> {
+  try {
+    await Deno.stat(join(NPM_DIR, "app"));
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) return;
+    throw err;
+  }
+  throw new Error("npm/app is left behind after npm pack");
+}
