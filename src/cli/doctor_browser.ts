@@ -24,6 +24,7 @@ const VERSION_TIMEOUT_MS = 3_000;
 const LAUNCH_TIMEOUT_MS = 10_000;
 const COMMAND_TIMEOUT_MS = 3_000;
 const FRAME_TIMEOUT_MS = 4_000;
+const CLOSE_GRACE_MS = 2_000;
 /** Everything from spawn to the first frame; past it the browser is killed. */
 export const LAUNCH_CHECK_BUDGET_MS = 15_000;
 
@@ -266,9 +267,15 @@ async function launchAndFrame(
 }
 
 async function closeBrowser(state: { launched?: LaunchedChrome; conn?: CdpConnection }): Promise<void> {
-  await state.conn?.send("Browser.close", undefined, undefined, 1_000).catch(() => {});
+  const launched = state.launched;
+  const closing = state.conn?.send("Browser.close", undefined, undefined, 1_000).catch(() => {});
+  // A browser that exits on its own removes its own temp files; only one that will not is killed.
+  if (launched && closing) {
+    await closing;
+    await within(launched.process.status, CLOSE_GRACE_MS, "close").catch(() => {});
+  }
   await state.conn?.close().catch(() => {});
-  await state.launched?.terminate().catch(() => {});
+  await launched?.terminate().catch(() => {});
 }
 
 function launchFailure(path: string, err: unknown): { detail: string; fix: string } {
