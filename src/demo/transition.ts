@@ -20,7 +20,7 @@ interface Rect {
   height: number;
 }
 
-interface TransientView {
+export interface TransientView {
   bounds: Rect;
   colour: string | null;
   appeared_ms: number;
@@ -30,13 +30,14 @@ interface TransientView {
   looks_final: "identical" | "nearly" | null;
 }
 
-interface ArtifactView {
+export interface ArtifactView {
   kind: string;
   uri: string;
   tiles?: Array<{ frame_id: number; label?: string; offset_ms?: number }>;
 }
 
-interface BundleView {
+/** The part of a bundle's first epoch the demo reads. */
+export interface BundleView {
   measurements: { transient_states: TransientView[] };
   artifacts: ArtifactView[];
 }
@@ -91,7 +92,15 @@ export async function saveTransition(
     await Deno.writeFile(join(outDir, name), bytes);
     files.push(name);
   }
+  return { files, ...describeTransition(view, files) };
+}
 
+/** The terminal lines and the report's section for a bundle whose pictures were written as `files`. */
+export function describeTransition(
+  view: BundleView,
+  files: string[],
+): { console: string[]; report: string[] } {
+  const storyboard = view.artifacts.find((a) => a.kind === "storyboard");
   const states = view.measurements.transient_states;
   const wrong = wrongState(states);
   const tiles = storyboard?.tiles ?? [];
@@ -140,5 +149,5 @@ export async function saveTransition(
       ]
       : []),
   ];
-  return { files, console: consoleLines, report };
+  return { console: consoleLines, report };
 }
