@@ -220,6 +220,27 @@ async function runSteps(
   return result;
 }
 
+/**
+ * The page's recording from its first frame (the screencast starts a moment after the navigation
+ * does; starting there keeps the artifacts from warning about an uncaptured start) to the end.
+ */
+async function recordedRange(
+  run: RunTool,
+  sessionId: string,
+  pageId: string,
+  startMs: number,
+  endMs: number,
+): Promise<{ start_ms: number; end_ms: number; page_id: string }> {
+  const out = await run("list_source_frames", {
+    session_id: sessionId,
+    range: { start_ms: startMs, end_ms: endMs, page_id: pageId },
+    max_frames: 1,
+  });
+  const first = ((out.structured.frames ?? []) as Array<{ session_time_ms?: number }>)[0]?.session_time_ms;
+  const start = typeof first === "number" && first > startMs && first < endMs ? first : startMs;
+  return { start_ms: start, end_ms: endMs, page_id: pageId };
+}
+
 /** Storyboard, difference map and video over the recorded range; what could not be made becomes a note. */
 async function renderArtifacts(
   app: AppContext,
@@ -252,7 +273,13 @@ async function renderArtifacts(
     return { images };
   }
   show("encoding the video");
-  const clip = await run("generate_temporal_video", { session_id: sessionId, range, policy: "real_time" });
+  // Real time, as it happened; 15 fps keeps encoding quick and still reads as motion to a person.
+  const clip = await run("generate_temporal_video", {
+    session_id: sessionId,
+    range,
+    policy: "real_time",
+    fps: 15,
+  });
   if (clip.isError) {
     notes.push(`video.mp4 not written: ${firstLine(clip)}`);
     return { images };
@@ -357,7 +384,7 @@ export async function recordCommand(app: AppContext, argv: string[]): Promise<nu
     // The page keeps painting (a caret blinks) while the files are made; the report counts the recording.
     frozen = { frames: status?.frames_stored ?? 0, bytes: status?.bytes_stored ?? 0 };
     range = recorded.pageId
-      ? { start_ms: recorded.steps[0]?.started_ms ?? 0, end_ms: endMs, page_id: recorded.pageId }
+      ? await recordedRange(run, sessionId, recorded.pageId, recorded.steps[0]?.started_ms ?? 0, endMs)
       : undefined;
     rendered = await renderArtifacts(app, run, sessionId, range, notes, show);
     show("collecting events");
