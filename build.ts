@@ -3,11 +3,12 @@
  * WASM pixel kernels (src/vision/wasm/kernels_wasm.ts, compiled from AssemblyScript).
  *
  *   deno task build [--target x86_64-unknown-linux-gnu|aarch64-apple-darwin|...] [--docs-only]
+ *   deno task build --all-targets   (linux and macOS, x64 and arm64; see docs/release.md)
  *   deno task build:wasm            (= build.ts --wasm-only: only the kernels)
  *   deno task build:bundles         (= build.ts --bundles-only: only the rrweb page bundles)
  *
  * `deno compile` needs the `denort` runtime for the target. Release machines download it; where
- * that is impossible, point DENORT_BIN at a local denort binary and it is used instead.
+ * that is impossible, point DENORT_BIN at a local denort binary and it is used for its own target.
  */
 import { renderToolsDoc } from "./src/mcp/docs.ts";
 
@@ -159,7 +160,55 @@ async function buildBundles(): Promise<void> {
   console.error("wrote src/pagestate/bundles_generated.ts");
 }
 
-async function compile(target: string | undefined): Promise<number> {
+/** The release binaries: linux and macOS, x64 and arm64. */
+export const RELEASE_TARGETS = [
+  "x86_64-unknown-linux-gnu",
+  "aarch64-unknown-linux-gnu",
+  "x86_64-apple-darwin",
+  "aarch64-apple-darwin",
+] as const;
+
+/**
+ * The target a denort binary was built for, read from its executable header (64-bit little-endian
+ * ELF or Mach-O), or undefined when it is neither. DENORT_BIN fits one target only; a mismatch would
+ * build a binary that cannot start.
+ */
+export function denortTarget(header: Uint8Array): string | undefined {
+  if (header.length < 20) return undefined;
+  const view = new DataView(header.buffer, header.byteOffset, header.byteLength);
+  const elf = header[0] === 0x7f && header[1] === 0x45 && header[2] === 0x4c && header[3] === 0x46;
+  if (elf && header[4] === 2 && header[5] === 1) {
+    const machine = view.getUint16(18, true);
+    if (machine === 62) return "x86_64-unknown-linux-gnu";
+    if (machine === 183) return "aarch64-unknown-linux-gnu";
+    return undefined;
+  }
+  if (view.getUint32(0, true) === 0xfeedfacf) {
+    const cpu = view.getUint32(4, true);
+    if (cpu === 0x01000007) return "x86_64-apple-darwin";
+    if (cpu === 0x0100000c) return "aarch64-apple-darwin";
+  }
+  return undefined;
+}
+
+async function denortBinTarget(path: string): Promise<string | undefined> {
+  const file = await Deno.open(path, { read: true });
+  try {
+    const header = new Uint8Array(64);
+    const n = await file.read(header);
+    return denortTarget(header.subarray(0, n ?? 0));
+  } finally {
+    file.close();
+  }
+}
+
+type CompileOutcome = { status: "built" } | { status: "failed" } | { status: "no_runtime"; reason: string };
+
+/**
+ * One `deno compile`. Its stderr is echoed and read: a runtime that could not be had (no download,
+ * no DENORT_BIN for this target) is told apart from a build that failed.
+ */
+async function compile(target: string | undefined, denort: string | undefined): Promise<CompileOutcome> {
   const out = `dist/krometrail${target ? `-${target}` : ""}`;
   const args = [
     "compile",
@@ -175,14 +224,74 @@ async function compile(target: string | undefined): Promise<number> {
     ...(target ? ["--target", target] : []),
     "main.ts",
   ];
-  const env: Record<string, string> = {};
-  const denort = Deno.env.get("DENORT_BIN");
+  // A DENORT_BIN for another target must not reach this compile (the environment is inherited).
+  const { DENORT_BIN: _, ...env } = Deno.env.toObject();
   if (denort) env.DENORT_BIN = denort;
-  const status = await new Deno.Command(Deno.execPath(), { args, env, stdout: "inherit", stderr: "inherit" })
-    .spawn()
-    .status;
-  if (status.success) console.error(`built ${out} (run it as: ${out} mcp)`);
-  return status.code;
+  const child = new Deno.Command(Deno.execPath(), {
+    args,
+    env,
+    clearEnv: true,
+    stdout: "inherit",
+    stderr: "piped",
+  })
+    .spawn();
+  let stderr = "";
+  const decoder = new TextDecoder();
+  for await (const chunk of child.stderr) {
+    await Deno.stderr.write(chunk);
+    stderr += decoder.decode(chunk, { stream: true });
+  }
+  const status = await child.status;
+  if (status.success) {
+    console.error(`built ${out} (run it as: ${out} mcp)`);
+    return { status: "built" };
+  }
+  if (!denort && /denort|dl\.deno\.land/i.test(stderr)) {
+    const url = stderr.match(/url \((https:[^)\s]+)\)/)?.[1];
+    const cause = stderr.match(/error sending request[^\n]*: ([^:\n]+error)[^\n]*$/m)?.[1];
+    const reason = url ? `${url} could not be downloaded${cause ? ` (${cause})` : ""}` : "no denort runtime";
+    return { status: "no_runtime", reason };
+  }
+  return { status: "failed" };
+}
+
+/** DENORT_BIN when it fits this target (undefined: let deno compile download the runtime). */
+async function denortFor(target: string): Promise<{ denort?: string; mismatch?: string }> {
+  const denort = Deno.env.get("DENORT_BIN");
+  if (!denort) return {};
+  const fits = await denortBinTarget(denort);
+  if (fits === target) return { denort };
+  return { mismatch: `DENORT_BIN (${denort}) is the ${fits ?? "unrecognised"} runtime` };
+}
+
+/** `--target T` (or the host's target): one binary; a DENORT_BIN for another target is refused. */
+async function compileOne(target: string | undefined): Promise<number> {
+  const { denort, mismatch } = await denortFor(target ?? Deno.build.target);
+  if (mismatch) {
+    console.error(`${mismatch}, not ${target ?? Deno.build.target}: point DENORT_BIN at the matching denort`);
+    return 1;
+  }
+  const outcome = await compile(target, denort);
+  if (outcome.status === "no_runtime") console.error(`${outcome.reason}; set DENORT_BIN to a local denort`);
+  return outcome.status === "built" ? 0 : 1;
+}
+
+/**
+ * `--all-targets`: every release target whose runtime is available. A target is skipped, with the
+ * reason, when its runtime cannot be had; a build failure or nothing built at all is exit 1.
+ */
+async function compileAll(): Promise<number> {
+  const built: string[] = [];
+  let failed = false;
+  for (const target of RELEASE_TARGETS) {
+    const { denort, mismatch } = await denortFor(target);
+    const outcome = await compile(target, denort);
+    if (outcome.status === "built") built.push(target);
+    else if (outcome.status === "failed") failed = true;
+    else console.error(`skipped ${target}: ${outcome.reason}; ${mismatch ?? "DENORT_BIN is not set"}`);
+  }
+  console.error(`built ${built.length} of ${RELEASE_TARGETS.length} targets: ${built.join(", ") || "none"}`);
+  return failed || built.length === 0 ? 1 : 0;
 }
 
 if (import.meta.main) {
@@ -198,7 +307,8 @@ if (import.meta.main) {
   if (!Deno.args.includes("--docs-only")) {
     await buildWasm();
     await buildBundles();
+    if (Deno.args.includes("--all-targets")) Deno.exit(await compileAll());
     const i = Deno.args.indexOf("--target");
-    Deno.exit(await compile(i >= 0 ? Deno.args[i + 1] : undefined));
+    Deno.exit(await compileOne(i >= 0 ? Deno.args[i + 1] : undefined));
   }
 }
