@@ -14,6 +14,16 @@ export interface ProgressOptions {
   intervalMs?: number;
   /** Overrides the stream's own answer (tests, NO_TTY). */
   tty?: boolean;
+  /** Terminal width; a longer line would wrap and `\r` could not rewrite it. Default: the console's. */
+  columns?: () => number;
+}
+
+function consoleColumns(): number {
+  try {
+    return Deno.consoleSize().columns;
+  } catch {
+    return 0;
+  }
 }
 
 const encoder = new TextEncoder();
@@ -29,6 +39,7 @@ function writeAll(stream: ProgressStream, text: string): void {
 export class Progress {
   readonly tty: boolean;
   readonly intervalMs: number;
+  readonly #columns: () => number;
   #timer?: ReturnType<typeof setInterval>;
   #rendering?: Promise<void>;
   #lastLine = "";
@@ -42,6 +53,7 @@ export class Progress {
   ) {
     this.tty = opts.tty ?? stream.isTerminal();
     this.intervalMs = opts.intervalMs ?? (this.tty ? 250 : 1_000);
+    this.#columns = opts.columns ?? consoleColumns;
   }
 
   /** Lines written so far (each TTY rewrite counts). */
@@ -92,13 +104,16 @@ export class Progress {
   }
 
   #show(line: string): void {
-    const one = line.replace(/[\r\n]+/g, " ");
-    this.#lastLine = one;
+    let one = line.replace(/[\r\n]+/g, " ");
     this.#lines++;
     if (this.tty) {
+      const width = this.#columns();
+      if (width > 1 && one.length > width - 1) one = `${one.slice(0, width - 2)}…`;
+      this.#lastLine = one;
       writeAll(this.stream, `\r${one}${ERASE_TO_END}`);
       this.#open = true;
     } else {
+      this.#lastLine = one;
       writeAll(this.stream, `${one}\n`);
     }
   }

@@ -32,7 +32,10 @@ Deno.test("progress: on a pipe each tick is its own line", async () => {
 Deno.test("progress: on a terminal the line rewrites itself and a log keeps it below", async () => {
   const sink = new Sink(true);
   let n = 0;
-  const p = new Progress(() => Promise.resolve(`frames ${++n}\n(two lines)`), sink, { intervalMs: 60_000 });
+  const p = new Progress(() => Promise.resolve(`frames ${++n}\n(two lines)`), sink, {
+    intervalMs: 60_000,
+    columns: () => 0,
+  });
   assertEquals(p.tty, true);
   await p.tick();
   await p.tick();
@@ -43,6 +46,18 @@ Deno.test("progress: on a terminal the line rewrites itself and a log keeps it b
     "\rframes 1 (two lines)\x1b[K\rframes 2 (two lines)\x1b[K\r\x1b[Knote\nframes 2 (two lines)" +
       "\rframes 3 (two lines)\x1b[K\n",
   );
+});
+
+Deno.test("progress: on a terminal a line wider than it is cut, so \\r can rewrite it", async () => {
+  const sink = new Sink(true);
+  const p = new Progress(() => "0123456789abcdef", sink, { intervalMs: 60_000, columns: () => 10 });
+  await p.tick();
+  await p.stop();
+  assertEquals(sink.text, "\r01234567…\x1b[K\r01234567…\x1b[K\n");
+  const pipe = new Sink(false);
+  const q = new Progress(() => "0123456789abcdef", pipe, { intervalMs: 60_000, columns: () => 10 });
+  await q.stop();
+  assertEquals(pipe.text, "0123456789abcdef\n", "a pipe keeps the whole line");
 });
 
 Deno.test("progress: a slow render is never run twice at once, a failing one shows its message", async () => {
