@@ -97,9 +97,17 @@ export async function events(app: AppContext, q: RangeQuery) {
   };
 }
 
+/** An instant the DOM recording does not cover is an answer to show, not a failure. */
+const NO_DOM_THERE = new Set(["instant_outside_recording", "page_state_not_recorded", "dom_not_recorded"]);
+
 export async function dom(app: AppContext, session: string, page: string, atMs: number) {
-  const out = await run(app, "read_dom_at", { session_id: session, page_id: page, at_ms: atMs });
-  return { text: out.text, at_ms: out.structured.at_ms, url: out.structured.url ?? null };
+  try {
+    const out = await run(app, "read_dom_at", { session_id: session, page_id: page, at_ms: atMs });
+    return { available: true, text: out.text, at_ms: out.structured.at_ms, url: out.structured.url ?? null };
+  } catch (err) {
+    if (!(err instanceof ApiError) || !NO_DOM_THERE.has(err.code)) throw err;
+    return { available: false, text: err.message, at_ms: atMs, url: null };
+  }
 }
 
 /** Evidence the viewer itself links to: pictures and clips, never profiles, traces or anything else. */

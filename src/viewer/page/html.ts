@@ -6,6 +6,7 @@ export const INDEX_HTML = `<!doctype html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
 <title>krometrail · evidence viewer</title>
+<link rel="icon" href="./favicon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="./style.css">
 <script type="module" src="./js/main.js"></script>
 </head>
@@ -15,7 +16,6 @@ export const INDEX_HTML = `<!doctype html>
   <span id="session-title" class="muted"></span>
   <span class="spacer"></span>
   <span id="live-badge" class="badge live" hidden>● live</span>
-  <span class="muted keys">← → frame · Shift+← → 10 frames · Home/End · drag the timeline to select a range</span>
 </header>
 <div id="layout">
   <aside id="sidebar">
@@ -55,6 +55,8 @@ export const INDEX_HTML = `<!doctype html>
       <span class="key k-navigation">navigations</span><span class="key k-error">console errors</span>
       <span class="key k-request-failed">failed requests</span><span class="key k-gap">gaps</span>
       <span class="key k-marker">markers</span><span class="key k-mark">your mark</span>
+      <span class="spacer"></span>
+      <span class="keys">← → frame · Shift 10 frames · Home/End · click to seek · drag to select a range</span>
     </div>
   </main>
   <aside id="inspector">

@@ -51,7 +51,7 @@ function renderSessions() {
     const when = new Date(s.started_at);
     const frames = s.pages.reduce((a, p) => a + p.frames, 0);
     const entry = el("div", { className: "session" + (s.session_id === state.sessionId ? " selected" : ""), data: { sessionId: s.session_id } },
-      el("div", { className: "sid", text: s.session_id + (s.live ? " ●" : "") }),
+      el("div", { className: "sid", text: "session " + s.session_id.slice(0, 8) + (s.live ? " ● live" : ""), title: s.session_id }),
       el("div", { className: "when", text: when.toLocaleString() + " · " + s.pages.length + " page(s) · " + frames + " frames" }));
     entry.setAttribute("role", "listitem");
     entry.addEventListener("click", () => selectPage(s.session_id, null, null));
@@ -111,7 +111,7 @@ function draw() {
   scrubber.max = String(Math.max(0, tl.frame_count - 1));
   scrubber.disabled = tl.frame_count === 0;
   $("#live-badge").hidden = !tl.live;
-  $("#session-title").textContent = tl.session_id + " · page " + tl.page_id + " · " + tl.frame_count + " frames" +
+  $("#session-title").textContent = "session " + tl.session_id.slice(0, 8) + " · page " + tl.page_id + " · " + tl.frame_count + " frames" +
     (tl.frames_sampled ? " (" + tl.frames.length + " listed)" : "") + " · " + tl.interactions.length + " interactions · " +
     tl.event_count + " flagged events";
   renderActions();
@@ -195,7 +195,7 @@ function setPlayheadUi() {
   if (state.overlay) state.overlay.setPlayhead(state.playheadMs);
   const f = tl.frames[frameIndexOfOrdinal(tl.frames, state.ordinal)];
   $("#frame-info").textContent = f
-    ? "frame " + state.ordinal + " of " + tl.frame_count + " · #" + f.frame_id + " · " + f.width + "×" + f.height + " · painted " + fmtMs(f.at_ms)
+    ? "frame " + (state.ordinal + 1) + " of " + tl.frame_count + " · #" + f.frame_id + " · " + f.width + "×" + f.height + " · painted " + fmtMs(f.at_ms)
     : "no frames recorded on this page";
   for (const li of document.querySelectorAll("#actions li, .tick-interaction")) li.classList.remove("current");
   panels.changed();
@@ -255,9 +255,9 @@ function wireTimeline() {
     if (ev.button !== 0 || !state.tl) return;
     downX = ev.clientX;
     dragged = false;
-    root.setPointerCapture(ev.pointerId);
   });
-  root.addEventListener("pointermove", (ev) => {
+  // No pointer capture: it would retarget the click away from the tick under the pointer.
+  window.addEventListener("pointermove", (ev) => {
     if (downX === null || !state.overlay) return;
     if (Math.abs(ev.clientX - downX) < DRAG_PX && !dragged) return;
     dragged = true;
@@ -265,7 +265,7 @@ function wireTimeline() {
     const b = timeAtX(root, ev.clientX);
     state.overlay.setRange({ start: Math.min(a, b), end: Math.max(a, b) });
   });
-  root.addEventListener("pointerup", (ev) => {
+  window.addEventListener("pointerup", (ev) => {
     if (downX === null) return;
     if (dragged) {
       const a = timeAtX(root, downX);

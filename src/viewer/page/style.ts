@@ -19,10 +19,12 @@ button.ghost { background: transparent; }
 .muted { color: var(--muted); }
 .spacer { flex: 1; }
 .time { font-variant-numeric: tabular-nums; font-family: ui-monospace, "SF Mono", Menlo, Consolas, monospace; }
+h2 .muted { text-transform: none; letter-spacing: 0; font-weight: 400; }
 h2 { font-size: 11px; text-transform: uppercase; letter-spacing: .06em; color: var(--muted); margin: 12px 0 6px;
   font-weight: 600; }
-#topbar { height: 36px; display: flex; align-items: center; gap: 10px; padding: 0 12px;
-  background: var(--panel); border-bottom: 1px solid var(--line); }
+#topbar { height: 36px; display: flex; align-items: center; gap: 10px; padding: 0 12px; white-space: nowrap;
+  background: var(--panel); border-bottom: 1px solid var(--line); overflow: hidden; }
+#session-title { overflow: hidden; text-overflow: ellipsis; min-width: 0; }
 .brand { font-weight: 700; color: var(--accent); }
 .brand-sub { color: var(--muted); }
 .keys { font-size: 11px; }
@@ -68,10 +70,10 @@ h2 { font-size: 11px; text-transform: uppercase; letter-spacing: .06em; color: v
   border-radius: 4px; cursor: crosshair; overflow: hidden; outline: none; user-select: none; }
 #timeline:focus-visible { border-color: var(--accent); }
 #timeline > * { position: absolute; }
-.tick-frame { top: 4px; height: 12px; width: 1px; background: var(--frame); opacity: .55; pointer-events: none; }
+.tick-frame { top: 4px; height: 12px; width: 1px; background: var(--frame); opacity: .8; pointer-events: none; }
 .tick-frame.density { opacity: 1; }
 .tick-gap { top: 0; bottom: 0; min-width: 2px; background: repeating-linear-gradient(45deg, #0000 0 4px, #6a6a6a55 4px 8px); }
-.tick-interaction { top: 22px; height: 14px; min-width: 4px; background: var(--interaction); border-radius: 2px;
+.tick-interaction { top: 22px; height: 12px; min-width: 4px; background: var(--interaction); border-radius: 2px;
   cursor: pointer; }
 .tick-interaction:hover, .tick-interaction.current { outline: 2px solid #fff; z-index: 3; }
 .tick-interaction.failed { background: var(--error); }
