@@ -26,6 +26,9 @@ const USAGE = "usage: krometrail doctor [--json] [--executable PATH]\n" +
   "  --json             one JSON object on stdout instead of the report\n" +
   "  --executable PATH  check this browser, as start_browser's executable argument would use it";
 
+/** The server gives ffmpeg 5 s at startup; beside doctor's launch (≤ 15 s) a loaded machine gets more. */
+const FFMPEG_QUALIFY_MS = 10_000;
+
 interface DoctorArgs {
   json: boolean;
   executable?: string;
@@ -84,8 +87,8 @@ export async function doctorCommand(args: string[]): Promise<number> {
   try {
     const browser = checkBrowserCandidates(parsed.executable, env);
     checks.push(...browser.checks);
-    // ffmpeg's bounded qualification (5 s) runs beside the browser's; neither waits on the other.
-    const video = steps.run("qualifying ffmpeg", checkFfmpeg);
+    // ffmpeg's qualification runs beside the browser's checks, so it may take as long as they do.
+    const video = steps.run("qualifying ffmpeg", () => checkFfmpeg(FFMPEG_QUALIFY_MS));
     const launch = (async () => {
       const path = browser.chosen?.path;
       if (!path) {
@@ -99,9 +102,11 @@ export async function doctorCommand(args: string[]): Promise<number> {
           } satisfies CheckResult,
         ];
       }
-      const version = await steps.run("reading the browser version", () => checkBrowserVersion(path));
-      const frame = await steps.run(`launching ${path} headless`, () => checkHeadlessLaunch(path));
-      return [version, frame];
+      // Side by side: each is bounded on its own, and together they take the longer one's time.
+      return await Promise.all([
+        steps.run("reading the browser version", () => checkBrowserVersion(path)),
+        steps.run(`launching ${path} headless`, () => checkHeadlessLaunch(path)),
+      ]);
     })();
     const data = steps.run("checking the data dir", async () => {
       const config = checkConfig(env);

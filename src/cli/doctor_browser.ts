@@ -14,12 +14,14 @@ import { launchChrome, type LaunchedChrome } from "../browser/launch.ts";
 import { CdpConnection } from "../browser/cdp.ts";
 import { ToolError } from "../errors.ts";
 import { removeProfileDir, TEMP_PROFILE_PREFIX } from "../store/browser_record.ts";
-import { runBounded, sanitizeDiagnostics } from "../temporal/ffmpeg.ts";
+import { sanitizeDiagnostics } from "../temporal/ffmpeg.ts";
+import { sessionLeaderLauncher } from "../browser/watchdog.ts";
 import type { CheckResult } from "./doctor_report.ts";
 
 type Env = (k: string) => string | undefined;
 
-const VERSION_TIMEOUT_MS = 3_000;
+/** Debian's chromium is a wrapper script that starts the real binary; under load that takes seconds. */
+const VERSION_TIMEOUT_MS = 8_000;
 /** Chrome under load on a busy 2-core machine opens its endpoint in 1–4 s; 10 s means it will not. */
 const LAUNCH_TIMEOUT_MS = 10_000;
 const COMMAND_TIMEOUT_MS = 3_000;
@@ -148,11 +150,44 @@ function fallbackWithout(source: CandidateSource, env: Env): Discovered | undefi
   }
 }
 
+/**
+ * Runs `path --version` as the leader of its own process group (setsid, as the launch does), so the
+ * deadline kills whatever it forked too: a wrapper script's child would otherwise hold the output
+ * pipe open past the kill.
+ */
+async function versionOutput(path: string): Promise<{ code: number; stdout: string; timedOut: boolean }> {
+  const leader = sessionLeaderLauncher();
+  const child = new Deno.Command(leader ?? path, {
+    args: leader ? [path, "--version"] : ["--version"],
+    stdin: "null",
+    stdout: "piped",
+    stderr: "null",
+  }).spawn();
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    try {
+      if (leader) Deno.kill(-child.pid, "SIGKILL");
+      else child.kill("SIGKILL");
+    } catch { /* already gone */ }
+  }, VERSION_TIMEOUT_MS);
+  try {
+    // The pipe may still outlive the kill (a child that left the group): stop waiting for it then.
+    const out = await within(child.output(), VERSION_TIMEOUT_MS + 1_000, "version");
+    return { code: out.code, stdout: new TextDecoder().decode(out.stdout), timedOut };
+  } catch (err) {
+    if (err instanceof DoctorTimeout) return { code: -1, stdout: "", timedOut: true };
+    throw err;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** `chrome --version`, bounded; a warning when it says nothing (the launch check decides). */
 export async function checkBrowserVersion(path: string): Promise<CheckResult> {
   const base = { section: "browser", name: "version", needed: false } as const;
   try {
-    const run = await runBounded(path, ["--version"], { timeoutMs: VERSION_TIMEOUT_MS });
+    const run = await versionOutput(path);
     const line = (run.stdout.split(/\r?\n/).find((l) => l.trim() !== "") ?? "").trim();
     // Debian's wrapper appends "built on …"; the name and number are what matter.
     const version = sanitizeDiagnostics(line.replace(/\s+built on .*$/i, ""), 120);

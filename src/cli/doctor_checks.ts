@@ -19,9 +19,9 @@ const DF_TIMEOUT_MS = 2_000;
 /** Below this much free space recording soon stops on a full disk, whatever the budget says. */
 const LOW_FREE_BYTES = 1_000_000_000;
 
-export async function checkFfmpeg(): Promise<CheckResult> {
+export async function checkFfmpeg(timeoutMs?: number): Promise<CheckResult> {
   const base = { section: "video", name: "ffmpeg", needed: false } as const;
-  const q = await qualifyFfmpeg();
+  const q = await qualifyFfmpeg(timeoutMs ? { timeoutMs } : {});
   if (q.available) {
     return {
       ...base,
