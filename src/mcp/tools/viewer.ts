@@ -35,7 +35,7 @@ export const viewerTools: Tool[] = [
         ...(args.at_ms !== undefined ? { at_ms: args.at_ms } : {}),
       });
       return output(
-        `Evidence viewer: ${url}\nOpen it in a browser on this machine; the URL is its key, so share it only with the person.`,
+        `Evidence viewer (open on this machine; the URL is its key): ${url}`,
         { url },
       );
     },
