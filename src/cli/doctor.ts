@@ -90,8 +90,8 @@ export async function doctorCommand(args: string[]): Promise<number> {
     // ffmpeg's qualification runs beside the browser's checks, so it may take as long as they do.
     const video = steps.run("qualifying ffmpeg", () => checkFfmpeg(FFMPEG_QUALIFY_MS));
     const launch = (async () => {
-      const path = browser.chosen?.path;
-      if (!path) {
+      const chosen = browser.chosen;
+      if (!chosen) {
         return [
           {
             section: "launch",
@@ -104,8 +104,8 @@ export async function doctorCommand(args: string[]): Promise<number> {
       }
       // Side by side: each is bounded on its own, and together they take the longer one's time.
       return await Promise.all([
-        steps.run("reading the browser version", () => checkBrowserVersion(path)),
-        steps.run(`launching ${path} headless`, () => checkHeadlessLaunch(path)),
+        steps.run("reading the browser version", () => checkBrowserVersion(chosen.path)),
+        steps.run(`launching ${chosen.path} headless`, () => checkHeadlessLaunch(chosen.path, chosen.source)),
       ]);
     })();
     const data = steps.run("checking the data dir", async () => {

@@ -313,19 +313,29 @@ async function closeBrowser(state: { launched?: LaunchedChrome; conn?: CdpConnec
   await launched?.terminate().catch(() => {});
 }
 
-function launchFailure(path: string, err: unknown): { detail: string; fix: string } {
+/** How a person picks another browser, given where this one came from. */
+function otherBrowser(source: CandidateSource): string {
+  if (source === "argument") return "pass another --executable";
+  if (source === "platform_default") return "set KROMETRAIL_CHROME to another Chrome/Chromium";
+  return `point ${source} at another Chrome/Chromium`;
+}
+
+function launchFailure(path: string, source: CandidateSource, err: unknown): { detail: string; fix: string } {
+  const other = otherBrowser(source);
   if (err instanceof DoctorTimeout) {
     return err.message === "frame"
       ? {
         detail: `the browser started but sent no screencast frame within ${FRAME_TIMEOUT_MS} ms`,
         fix: `${path} starts headless but its compositor sends no frames: use a current Chrome or Chromium ` +
-          `(${INSTALL_HINT}) and point KROMETRAIL_CHROME at it`,
+          `(${INSTALL_HINT}) and ${
+            source === "argument" ? "pass it as --executable" : "point KROMETRAIL_CHROME at it"
+          }`,
       }
       : {
         detail: `no answer within ${LAUNCH_CHECK_BUDGET_MS} ms; the browser was killed`,
         fix:
           `${path} hangs on a headless start: check that it runs (${path} --headless --dump-dom about:blank), ` +
-          "or point KROMETRAIL_CHROME at another Chrome/Chromium",
+          `or ${other}`,
       };
   }
   if (err instanceof ToolError) {
@@ -336,8 +346,8 @@ function launchFailure(path: string, err: unknown): { detail: string; fix: strin
     return {
       detail,
       fix:
-        `${path} did not start headless${root}: check that it runs (${path} --headless --dump-dom about:blank), or point KROMETRAIL_CHROME at another ` +
-        `Chrome/Chromium (${INSTALL_HINT})`,
+        `${path} did not start headless${root}: check that it runs (${path} --headless --dump-dom about:blank), ` +
+        `or ${other} (${INSTALL_HINT})`,
     };
   }
   const message = sanitizeDiagnostics(err instanceof Error ? err.message : String(err), 200);
@@ -345,12 +355,15 @@ function launchFailure(path: string, err: unknown): { detail: string; fix: strin
     detail: `the DevTools connection failed: ${message}`,
     fix:
       `${path} started but its DevTools endpoint did not answer (${message}): check that nothing on this ` +
-      "machine blocks 127.0.0.1 connections, or point KROMETRAIL_CHROME at another Chrome/Chromium",
+      `machine blocks 127.0.0.1 connections, or ${other}`,
   };
 }
 
 /** One real headless launch with one screencast frame, under LAUNCH_CHECK_BUDGET_MS in all. */
-export async function checkHeadlessLaunch(path: string): Promise<CheckResult> {
+export async function checkHeadlessLaunch(
+  path: string,
+  source: CandidateSource = "platform_default",
+): Promise<CheckResult> {
   const base = { section: "launch", name: "launch + frame", needed: true } as const;
   const profileDir = await Deno.makeTempDir({ prefix: `${TEMP_PROFILE_PREFIX}doctor-` });
   const state: { launched?: LaunchedChrome; conn?: CdpConnection } = {};
@@ -368,7 +381,7 @@ export async function checkHeadlessLaunch(path: string): Promise<CheckResult> {
       data: { ...t },
     };
   } catch (err) {
-    return { ...base, status: "fail", ...launchFailure(path, err) };
+    return { ...base, status: "fail", ...launchFailure(path, source, err) };
   } finally {
     await closeBrowser(state);
     // A launch still under way when the budget ran out ends on its own deadline; it is killed then.
