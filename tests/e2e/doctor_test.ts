@@ -5,6 +5,7 @@
 import { assert, assertEquals, assertMatch } from "../assert.ts";
 import { SERVER_PERMISSIONS } from "../../build.ts";
 import { REPO_ROOT } from "./harness.ts";
+import { TEMP_PROFILE_PREFIX } from "../../src/store/browser_record.ts";
 
 interface Run {
   code: number;
@@ -34,6 +35,11 @@ async function doctor(args: string[], env: Record<string, string>): Promise<Run>
 
 function lastLine(text: string): string {
   return text.trimEnd().split("\n").at(-1) ?? "";
+}
+
+/** Doctor's temporary profiles (Chromium's own temp files are its business). */
+function profilesLeftIn(dir: string): string[] {
+  return [...Deno.readDirSync(dir)].map((e) => e.name).filter((n) => n.startsWith(TEMP_PROFILE_PREFIX));
 }
 
 /** Processes whose command line names `dir`: a browser (or its watchdog) doctor left behind. */
@@ -76,7 +82,7 @@ Deno.test("doctor: ready on this machine, a named fix for a missing KROMETRAIL_C
     assert(text.stderr.includes("krometrail doctor: "), "progress on stderr");
 
     // The launch cleaned up: no temporary profile left in its temp dir, no process naming it.
-    assertEquals([...Deno.readDirSync(tmpA)].map((e) => e.name), []);
+    assertEquals(profilesLeftIn(tmpA), []);
     assertEquals(processesUnder(tmpA), []);
     // The write probe left nothing in the data dir.
     assertEquals([...Deno.readDirSync(dataDir)].filter((e) => e.name.startsWith(".doctor-probe")).length, 0);
@@ -94,7 +100,8 @@ Deno.test("doctor: ready on this machine, a named fix for a missing KROMETRAIL_C
     assertEquals(report.mcp.installation, "checkout");
     assertEquals(report.mcp.launch.args.slice(-1), ["mcp"]);
     for (const flag of SERVER_PERMISSIONS) assert(report.mcp.launch.args.includes(flag), flag);
-    assertEquals([...Deno.readDirSync(tmpB)].map((e) => e.name), []);
+    assertEquals(profilesLeftIn(tmpB), []);
+    assertEquals(processesUnder(tmpB), []);
 
     // A missing KROMETRAIL_CHROME: exit 1, and the first fix names the variable and the path.
     assertEquals(broken.code, 1, `${broken.stdout}\n${broken.stderr}`);
