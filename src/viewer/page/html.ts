@@ -47,6 +47,7 @@ export const INDEX_HTML = `<!doctype html>
       <input id="scrubber" type="range" min="0" max="0" value="0" step="1" aria-label="frame">
       <span id="frame-info" class="muted"></span>
     </div>
+    <div id="filmstrip" aria-label="filmstrip"></div>
     <div id="timeline" data-page-id="" data-frame-count="0" data-start-ms="0" data-end-ms="0" tabindex="0"
       aria-label="timeline: click to move the playhead, drag to select a range"></div>
     <div id="axis"></div>

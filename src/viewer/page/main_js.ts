@@ -3,8 +3,8 @@
  * No template literals or backslashes in here: this text lives inside a TypeScript template string.
  */
 export const MAIN_JS = `
-import { $, el, fmtMs, clamp, getJSON } from "./util.js";
-import { renderTimeline, renderAxis, timeAtX, frameIndexAt, frameIndexOfOrdinal, isFailed } from "./timeline.js";
+import { $, el, fmtMs, clamp, getJSON, debounce } from "./util.js";
+import { renderTimeline, renderAxis, renderFilmstrip, timeAtX, frameIndexAt, frameIndexOfOrdinal, isFailed } from "./timeline.js";
 import { createPanels } from "./panels.js";
 import { createQuestions } from "./question.js";
 
@@ -23,6 +23,7 @@ const state = {
   range: null,
   mark: null,
   overlay: null,
+  markThumb: () => {},
 };
 let frameSeq = 0;
 let loadSeq = 0;
@@ -105,6 +106,7 @@ function draw() {
     scrubToInteraction(i);
   });
   renderAxis($("#axis"), tl);
+  state.markThumb = renderFilmstrip($("#filmstrip"), tl, frameUrl, (f) => setOrdinal(f.ordinal));
   state.overlay.setMark(state.mark);
   state.overlay.setRange(state.range);
   const scrubber = $("#scrubber");
@@ -193,6 +195,7 @@ function setPlayheadUi() {
   $("#playhead-time").textContent = fmtMs(state.playheadMs);
   $("#scrubber").value = String(state.ordinal);
   if (state.overlay) state.overlay.setPlayhead(state.playheadMs);
+  state.markThumb(state.ordinal);
   const f = tl.frames[frameIndexOfOrdinal(tl.frames, state.ordinal)];
   $("#frame-info").textContent = f
     ? "frame " + (state.ordinal + 1) + " of " + tl.frame_count + " · #" + f.frame_id + " · " + f.width + "×" + f.height + " · painted " + fmtMs(f.at_ms)
@@ -257,7 +260,11 @@ function wireTimeline() {
     dragged = false;
   });
   // No pointer capture: it would retarget the click away from the tick under the pointer.
-  window.addEventListener("pointermove", (ev) => {
+  root.addEventListener("pointermove", (ev) => {
+    if (state.overlay) state.overlay.setHover(timeAtX(root, ev.clientX));
+  });
+  root.addEventListener("pointerleave", () => state.overlay && state.overlay.setHover(null));
+  document.addEventListener("pointermove", (ev) => {
     if (downX === null || !state.overlay) return;
     if (Math.abs(ev.clientX - downX) < DRAG_PX && !dragged) return;
     dragged = true;
@@ -265,7 +272,7 @@ function wireTimeline() {
     const b = timeAtX(root, ev.clientX);
     state.overlay.setRange({ start: Math.min(a, b), end: Math.max(a, b) });
   });
-  window.addEventListener("pointerup", (ev) => {
+  document.addEventListener("pointerup", (ev) => {
     if (downX === null) return;
     if (dragged) {
       const a = timeAtX(root, downX);
@@ -304,6 +311,11 @@ function wireKeys() {
 }
 
 async function start() {
+  globalThis.addEventListener("resize", debounce(() => {
+    if (!state.tl) return;
+    draw();
+    setPlayheadUi();
+  }, 200));
   wireTimeline();
   wireKeys();
   await loadSessions();

@@ -66,6 +66,11 @@ h2 { font-size: 11px; text-transform: uppercase; letter-spacing: .06em; color: v
 #playbar { display: flex; align-items: center; gap: 8px; }
 #playhead-time { min-width: 92px; color: #fff; font-size: 14px; }
 #scrubber { flex: 1; accent-color: var(--accent); }
+#filmstrip { display: flex; gap: 4px; height: 46px; overflow: hidden; }
+#filmstrip .thumb { height: 46px; flex: 1 1 0; min-width: 0; object-fit: cover; object-position: top; border-radius: 3px;
+  border: 1px solid var(--line); cursor: pointer; opacity: .75; background: #111; }
+#filmstrip .thumb:hover { opacity: 1; }
+#filmstrip .thumb.current { opacity: 1; border-color: var(--accent); }
 #timeline { position: relative; height: 74px; background: #181818; border: 1px solid var(--line);
   border-radius: 4px; cursor: crosshair; overflow: hidden; outline: none; user-select: none; }
 #timeline:focus-visible { border-color: var(--accent); }
@@ -90,6 +95,10 @@ h2 { font-size: 11px; text-transform: uppercase; letter-spacing: .06em; color: v
   pointer-events: none; }
 .range-selection { top: 0; bottom: 0; background: #4fc1ff22; border-left: 1px solid var(--accent);
   border-right: 1px solid var(--accent); pointer-events: none; }
+.hover-line { top: 0; bottom: 0; width: 1px; background: #ffffff55; z-index: 4; pointer-events: none; }
+.hover-line span { position: absolute; top: 2px; left: 4px; font-size: 10px; color: #fff; background: #000c;
+  padding: 0 3px; border-radius: 2px; white-space: nowrap; }
+.hover-line.flip span { left: auto; right: 4px; }
 #playhead-line { top: 0; bottom: 0; width: 2px; margin-left: -1px; background: #fff; z-index: 5; pointer-events: none; }
 #axis { position: relative; height: 14px; font-size: 10px; color: var(--muted); margin-top: -6px; }
 #axis span { position: absolute; transform: translateX(-50%); white-space: nowrap; }

@@ -111,7 +111,9 @@ export function renderTimeline(root, tl, onInteraction) {
   mark.hidden = true;
   const playhead = el("div");
   playhead.id = "playhead-line";
-  root.append(range, mark, playhead);
+  const hover = el("div", { className: "hover-line" }, el("span"));
+  hover.hidden = true;
+  root.append(range, mark, hover, playhead);
   return {
     setPlayhead(ms) {
       place(playhead, tl, ms);
@@ -120,6 +122,13 @@ export function renderTimeline(root, tl, onInteraction) {
       mark.hidden = ms === null;
       if (ms !== null) place(mark, tl, ms);
       mark.title = ms === null ? "" : "your mark · " + fmtMs(ms);
+    },
+    setHover(ms) {
+      hover.hidden = ms === null;
+      if (ms === null) return;
+      place(hover, tl, ms);
+      hover.firstChild.textContent = fmtMs(ms);
+      hover.classList.toggle("flip", pct(tl, ms) > 85);
     },
     setRange(r) {
       range.hidden = !r;
@@ -141,6 +150,35 @@ export function renderAxis(axis, tl) {
     if (i === n) label.style.transform = "translateX(-100%)";
     axis.append(label);
   }
+}
+
+/** Thumbnails of the frames on screen at evenly spaced times, above the timeline; a click seeks. */
+export function renderFilmstrip(root, tl, urlOf, onPick) {
+  root.replaceChildren();
+  const frames = tl.frames;
+  if (frames.length === 0) return () => {};
+  const slots = Math.max(1, Math.min(frames.length, Math.floor(root.clientWidth / 84) || 8));
+  const span = tl.end_ms - tl.start_ms;
+  const picked = [];
+  for (let i = 0; i < slots; i++) {
+    const at = tl.start_ms + ((i + 0.5) / slots) * span;
+    const f = frames[frameIndexAt(frames, at)];
+    if (picked.length === 0 || picked[picked.length - 1].ordinal !== f.ordinal) picked.push(f);
+  }
+  const thumbs = picked.map((f) => {
+    const img = el("img", { className: "thumb", title: "frame " + (f.ordinal + 1) + " · " + fmtMs(f.at_ms), data: { ordinal: f.ordinal } });
+    img.alt = "";
+    img.loading = "lazy";
+    img.src = urlOf(f.ordinal);
+    img.addEventListener("click", () => onPick(f));
+    root.append(img);
+    return { img, f };
+  });
+  return (ordinal) => {
+    let best = null;
+    for (const t of thumbs) if (t.f.ordinal <= ordinal) best = t;
+    for (const t of thumbs) t.img.classList.toggle("current", t === best);
+  };
 }
 
 /** The listed frame on screen at ms: the last at or before it, else the first. Returns its index. */
