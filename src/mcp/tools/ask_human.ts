@@ -32,8 +32,11 @@ export const CHOICES_MIN = 2;
 export const CHOICES_MAX = 4;
 /** The gate: how long one call waits on the person before it returns the ticket (deadlines.ts mirrors it). */
 export const WAIT_DEFAULT_MS = 30_000;
-/** Below an MCP client's usual 60 s request timeout, so the ticket arrives before the client gives up. */
-export const WAIT_MAX_MS = 50_000;
+/**
+ * Bounded so a call always returns; many MCP clients give up on a request after 60 s, so waits past
+ * that only suit clients with a longer timeout (the default stays well below it).
+ */
+export const WAIT_MAX_MS = 120_000;
 const TICKET_LIMIT = 64;
 
 function lengthOf(v: unknown): number {
@@ -220,10 +223,10 @@ export const askHumanTools: Tool[] = [
       `Ask the person a question only a human can answer by looking (did it look broken?), with 2-${CHOICES_MAX} distinct choices ` +
       `(question ≤ ${QUESTION_LIMIT} chars, choices ≤ ${CHOICE_LIMIT}); optionally point at an instant (at_ms, interaction_id + offset_ms, ` +
       "marker_id or frame_id). They answer in the evidence viewer with a choice and optionally a moment marked on the timeline " +
-      "(it becomes a human marker), or in your client's elicitation form. Returns {status: answered, choice, marked_time_ms, marker_id} " +
-      `or, after wait_ms (default ${WAIT_DEFAULT_MS}, max ${WAIT_MAX_MS}), {status: pending, ticket, viewer_url}: show the person ` +
-      "viewer_url and call again with ticket (question and choices may then be omitted). A dismissed question is the error " +
-      "question_dismissed: do not ask it again.",
+      "(it becomes a human marker), or in your client's elicitation form. Returns {status: answered, choice, marked_time_ms, marker_id}, " +
+      "or {status: pending, ticket, viewer_url}: at once when your client cannot show elicitation (show the person viewer_url), " +
+      `else when wait_ms passes (default ${WAIT_DEFAULT_MS}, max ${WAIT_MAX_MS}). Call again with ticket to collect the answer ` +
+      "(question and choices may then be omitted). A dismissed question is the error question_dismissed: do not ask it again.",
     input,
     handler: async (args, app, call) => {
       const gateMs = args.wait_ms ?? WAIT_DEFAULT_MS;
