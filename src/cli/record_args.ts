@@ -174,13 +174,18 @@ export function resolveHeadless(
   return false;
 }
 
-/** One line per step for the terminal and the report. */
+/** Labels whose value a shared report should not show (the page's own field masking cannot reach our text). */
+const SECRET_LABEL = /pass(word|code|phrase)?|secret|token|api.?key|\bpin\b|otp|cvc|cvv/i;
+
+/** One line per step for the terminal and the report; a secret-looking field's value is masked. */
 export function describeStep(step: RecordStep): string {
   switch (step.kind) {
     case "click":
       return `click ${JSON.stringify(step.text)}`;
     case "fill":
-      return `fill ${JSON.stringify(step.label)} with ${JSON.stringify(step.value)}`;
+      return SECRET_LABEL.test(step.label)
+        ? `fill ${JSON.stringify(step.label)} with ${step.value.length} characters (masked)`
+        : `fill ${JSON.stringify(step.label)} with ${JSON.stringify(step.value)}`;
     case "wait":
       return `wait ${step.ms} ms`;
   }

@@ -58,6 +58,15 @@ Deno.test("record args: repeatable steps keep the command line's order, both fla
   ]);
 });
 
+Deno.test("record args: a secret-looking field's value never reaches the step's words", () => {
+  for (const label of ["Password", "API key", "PIN", "One-time passcode", "Access token"]) {
+    const text = describeStep({ kind: "fill", label, value: "hunter2" });
+    assert(!text.includes("hunter2"), text);
+    assertEquals(text, `fill ${JSON.stringify(label)} with 7 characters (masked)`);
+  }
+  assertEquals(describeStep({ kind: "fill", label: "Spinner", value: "x" }), 'fill "Spinner" with "x"');
+});
+
 Deno.test("record args: an empty fill value is allowed (clears the field)", () => {
   const r = parseRecordArgs(["http://a.test/", "--fill", "Search="]);
   assert(r.ok);
