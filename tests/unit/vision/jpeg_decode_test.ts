@@ -13,7 +13,9 @@ import {
 import {
   boxDown,
   encode,
+  encodeMany,
   ffmpegDecode,
+  ffmpegDecodeMany,
   hasMarker,
   modelRgba,
   psnr,
@@ -32,13 +34,15 @@ const fmtDb = (v: number) => (v === Infinity ? "∞" : v.toFixed(1));
 /**
  * Decodes at every scale and measures: scale 1 against ffmpeg's RGBA (≥ minFull dB) and against ffmpeg's
  * planes through the model (≥ 40 dB); scales 2–8 against ffmpeg's RGBA box-downscaled (≥ 25 dB unless
- * minScaled / min8 say otherwise). Returns a report line and what fell short.
+ * minScaled / min8 say otherwise). Returns a report line and what fell short. ffmpeg's decode is `decoded`
+ * (from a batch of them, one process for many images) or made here.
  */
 async function checkAllScales(
   dir: string,
   label: string,
   jpeg: Uint8Array,
   opts: { width: number; height: number; minFull: number; minScaled?: number; min8?: number },
+  decoded?: { rgba: Uint8Array; planes: Uint8Array },
 ): Promise<{ line: string; failures: string[] }> {
   const { width, height } = opts;
   const failures: string[] = [];
@@ -48,7 +52,7 @@ async function checkAllScales(
   for (let i = 3; i < full.data.length; i += 4) {
     if (full.data[i] !== 255) throw new Error(`${label}: alpha ${full.data[i]} at pixel ${i >> 2}`);
   }
-  const { rgba: reference, planes } = await ffmpegDecode(dir, jpeg);
+  const { rgba: reference, planes } = decoded ?? await ffmpegDecode(dir, jpeg);
   const p1 = psnr(full.data, reference);
   const pm = psnr(full.data, modelRgba(jpeg, planes, width, height));
   if (pm < 40) {
@@ -98,25 +102,34 @@ Deno.test("ffmpeg JPEGs match ffmpeg's decode at every scale (sizes × subsampli
       [" restarts", ["-q:v", "5", "-threads", "4", "-thread_type", "slice"]],
     ];
     for (const [source, width, height, minFull, minScaled, minSub8] of sources) {
-      for (const pixFmt of ["yuvj420p", "yuvj422p", "yuvj444p"]) {
-        for (const [name, args] of variants) {
-          // Every variant at two sizes; once per layout elsewhere, which keeps the test quick.
-          if (name !== "" && width !== 77 && width !== 320) {
-            continue;
-          }
-          const jpeg = await encode(dir, `${source},format=rgb24`, ["-pix_fmt", pixFmt, ...args]);
-          if (name === " restarts" && height >= 64) {
-            assert(
-              hasMarker(jpeg, 0xdd) && hasMarker(jpeg, 0xd0),
-              "ffmpeg no longer writes DRI/RSTn for slices",
-            );
-          }
-          const label = `${source.split(",")[0].replace("color", "smooth")} ${pixFmt}${name}`;
-          const min8 = pixFmt === "yuvj444p" ? 25 : minSub8;
-          const r = await checkAllScales(dir, label, jpeg, { width, height, minFull, minScaled, min8 });
-          lines.push(r.line);
-          failures.push(...r.failures);
+      // Every variant at two sizes; once per layout elsewhere, which keeps the test quick.
+      const runs = ["yuvj420p", "yuvj422p", "yuvj444p"].flatMap((pixFmt) =>
+        variants.filter(([name]) => name === "" || width === 77 || width === 320)
+          .map(([name, args]) => ({ pixFmt, name, args: ["-pix_fmt", pixFmt, ...args] }))
+      );
+      // One ffmpeg run encodes every run of a source and one decodes them all (the same bytes as a run
+      // each, without a process start per image).
+      const jpegs = await encodeMany(dir, `${source},format=rgb24`, runs.map((r) => r.args));
+      const decoded = await ffmpegDecodeMany(dir, jpegs);
+      for (const [i, { pixFmt, name }] of runs.entries()) {
+        const jpeg = jpegs[i];
+        if (name === " restarts" && height >= 64) {
+          assert(
+            hasMarker(jpeg, 0xdd) && hasMarker(jpeg, 0xd0),
+            "ffmpeg no longer writes DRI/RSTn for slices",
+          );
         }
+        const label = `${source.split(",")[0].replace("color", "smooth")} ${pixFmt}${name}`;
+        const min8 = pixFmt === "yuvj444p" ? 25 : minSub8;
+        const r = await checkAllScales(
+          dir,
+          label,
+          jpeg,
+          { width, height, minFull, minScaled, min8 },
+          decoded[i],
+        );
+        lines.push(r.line);
+        failures.push(...r.failures);
       }
     }
     // ffmpeg's default conversion, for the record (nearest chroma, coarse rounding).
@@ -215,10 +228,19 @@ Deno.test("grey, 4:4:0, 4:1:1, one scan per component, restarts, Adobe RGB and S
     ];
     const lines: string[] = [];
     const failures: string[] = [];
-    for (const [label, options, rgba, minFull, min8] of cases) {
-      const jpeg = encodeTestJpeg({ width, height, rgba, color: "ycc", ...options });
+    const jpegs = cases.map(([, options, rgba]) =>
+      encodeTestJpeg({ width, height, rgba, color: "ycc", ...options })
+    );
+    const decoded = await ffmpegDecodeMany(dir, jpegs);
+    for (const [i, [label, , , minFull, min8]] of cases.entries()) {
       const minScaled = label === "4:1:1" ? 22 : 25;
-      const r = await checkAllScales(dir, label, jpeg, { width, height, minFull, minScaled, min8 });
+      const r = await checkAllScales(
+        dir,
+        label,
+        jpegs[i],
+        { width, height, minFull, minScaled, min8 },
+        decoded[i],
+      );
       lines.push(r.line);
       failures.push(...r.failures);
     }

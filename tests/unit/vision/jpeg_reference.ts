@@ -31,6 +31,22 @@ export async function encode(dir: string, source: string, args: string[]): Promi
   return await Deno.readFile(path);
 }
 
+/**
+ * One frame of a lavfi source encoded once per argument list, in one ffmpeg run (one output each, with
+ * its own options): the same bytes as `encode` per list, without a process start per image.
+ */
+export async function encodeMany(dir: string, source: string, variants: string[][]): Promise<Uint8Array[]> {
+  const paths = variants.map(() => join(dir, `e${crypto.randomUUID()}.jpg`));
+  await ffmpeg([
+    "-f",
+    "lavfi",
+    "-i",
+    source,
+    ...variants.flatMap((args, i) => ["-frames:v", "1", ...args, paths[i]]),
+  ]);
+  return await Promise.all(paths.map((path) => Deno.readFile(path)));
+}
+
 /** One frame of a lavfi source as RGBA (the input of the test encoder). */
 export function sourceRgba(source: string): Promise<Uint8Array> {
   return ffmpeg(["-f", "lavfi", "-i", source, "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "rgba", "-"]);
@@ -69,6 +85,37 @@ export async function ffmpegDecode(
     `${path}.raw`,
   ]);
   return { rgba: await Deno.readFile(`${path}.rgba`), planes: await Deno.readFile(`${path}.raw`) };
+}
+
+/** `ffmpegDecode` of several JPEGs in one ffmpeg run (two outputs per input), in their order. */
+export async function ffmpegDecodeMany(
+  dir: string,
+  jpegs: Uint8Array[],
+): Promise<Array<{ rgba: Uint8Array; planes: Uint8Array }>> {
+  const paths = await Promise.all(jpegs.map((jpeg) => writeTemp(dir, jpeg)));
+  await ffmpeg([
+    ...paths.flatMap((path) => ["-i", path]),
+    ...paths.flatMap((path, i) => [
+      "-map",
+      `${i}:v`,
+      "-sws_flags",
+      "accurate_rnd+full_chroma_int",
+      "-f",
+      "rawvideo",
+      "-pix_fmt",
+      "rgba",
+      `${path}.rgba`,
+      "-map",
+      `${i}:v`,
+      "-f",
+      "rawvideo",
+      `${path}.raw`,
+    ]),
+  ]);
+  return await Promise.all(paths.map(async (path) => ({
+    rgba: await Deno.readFile(`${path}.rgba`),
+    planes: await Deno.readFile(`${path}.raw`),
+  })));
 }
 
 /** The pixel format ffmpeg decodes `jpeg` to, from its frame header and APP14. */
