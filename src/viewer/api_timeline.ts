@@ -219,6 +219,7 @@ export async function timeline(app: AppContext, session: string, requestedPage: 
         severity: data.severity ?? "info",
       };
     });
+  const pageGaps = listGaps(db, session).filter((g) => g.page_id === page).slice(0, TICK_LIMIT);
   const target = db.prepare("SELECT created_ns, closed_ns FROM targets WHERE session_id = ? AND page_id = ?")
     .get(
       session,
@@ -240,10 +241,11 @@ export async function timeline(app: AppContext, session: string, requestedPage: 
     nowNs === undefined ? undefined : ms(nowNs),
     ...interactions.map((i) => i.end_ms ?? i.at_ms),
     ...markers.map((m) => m.at_ms),
+    ...pageGaps.map((g) => ms(g.end_ns ?? g.start_ns)),
   ].filter((v): v is number => typeof v === "number");
   const startMs = starts.length > 0 ? Math.min(...(starts as number[])) : 0;
   const endMs = Math.max(startMs, ...ends);
-  const gaps = listGaps(db, session).filter((g) => g.page_id === page).slice(0, TICK_LIMIT).map((g) => ({
+  const gaps = pageGaps.map((g) => ({
     start_ms: ms(g.start_ns),
     end_ms: g.end_ns === null ? endMs : ms(g.end_ns),
     reason: g.cause ?? g.kind,
