@@ -6,7 +6,8 @@
  */
 import { fileURLToPath } from "node:url";
 import denoJson from "../../deno.json" with { type: "json" };
-import { checkBrowserCandidates, checkBrowserVersion, checkHeadlessLaunch } from "./doctor_browser.ts";
+import { checkBrowserCandidates, checkBrowserVersion } from "./doctor_browser.ts";
+import { checkHeadlessLaunch } from "./doctor_launch.ts";
 import {
   checkBudgetAndUsage,
   checkConfig,
