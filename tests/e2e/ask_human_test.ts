@@ -327,6 +327,19 @@ Deno.test({
           assertEquals(p.status, "pending");
           assertMatch(String(p.viewer_url), new RegExp(`ticket=${p.ticket}`));
           assertEquals(asker.elicited.length, seen, "nothing was elicited");
+          const again = structured(
+            await asker.call({
+              question: "Broken or fine?",
+              choices: ["broken", "fine"],
+              at_ms: 10,
+              wait_ms: 0,
+            }, {}),
+          );
+          assertEquals(
+            [again.status, again.ticket],
+            ["pending", p.ticket],
+            "the same open question reattaches",
+          );
           const waiting = asker.call({ ticket: p.ticket, wait_ms: 20_000 }, {});
           const answered = await post(String(p.viewer_url), `questions/${p.ticket}/answer`, {
             choice: "fine",

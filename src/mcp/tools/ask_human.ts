@@ -253,6 +253,12 @@ export const askHumanTools: Tool[] = [
       if (args.question === undefined) throw missing("question");
       if (args.choices === undefined) throw missing("choices");
       const place = await placeOf(app, args);
+      // The same open question asked again (a retry that lost its ticket) reattaches instead of piling up.
+      const same = app.humans.pending().find((q) =>
+        q.question === args.question && q.choices.join("\n") === args.choices?.join("\n") &&
+        q.session_id === place.session_id && q.page_id === place.page_id && q.at_ms === place.at_ms
+      );
+      if (same) return await present(app, await reachPerson(ctx, same, false), call, gateMs);
       const open = app.humans.pendingCount();
       if (open >= PENDING_LIMIT) throw tooManyPending(open);
       // The viewer is where the question lives: start it before asking, so a failed start asks nothing.
