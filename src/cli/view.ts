@@ -52,7 +52,13 @@ export async function viewCommand(app: AppContext, args: string[]): Promise<numb
     return opts === USAGE ? 0 : 2;
   }
   const stopped = untilSignal();
-  const viewer = await app.viewer.ensure();
+  let viewer;
+  try {
+    viewer = await app.viewer.ensure();
+  } catch (err) {
+    console.error(`krometrail view: the viewer could not start: ${(err as Error).message}`);
+    return 1;
+  }
   let line = viewer.url;
   if (opts.url) {
     const tools = new Map(buildCatalogue(conditionsOf(app)).tools.map((t) => [t.name, t]));

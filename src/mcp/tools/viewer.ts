@@ -3,11 +3,23 @@
  * to hand to its person. A session, page and instant make it a deep link.
  */
 import { z } from "zod";
+import { ToolError } from "../../errors.ts";
 import { defineTool, type Tool } from "../define_tool.ts";
 import { PEOPLE_OUTPUT_SCHEMAS } from "../output_schemas_people.ts";
 import { output } from "../response.ts";
 import { pageId } from "../schemas.ts";
 import { assertSessionPage, resolveSession, sessionId } from "./sessions.ts";
+
+/** The viewer could not listen (KROMETRAIL_VIEWER_PORT taken or invalid): say how to get one. */
+export function viewerUnavailable(err: unknown): ToolError {
+  return new ToolError({
+    code: "viewer_unavailable",
+    message: `The evidence viewer could not start: ${(err as Error).message ?? String(err)}`.slice(0, 300),
+    retry: "after_recovery",
+    recovery:
+      "Unset KROMETRAIL_VIEWER_PORT (any free port is used) or set it to a free port, then restart the server.",
+  });
+}
 
 export const viewerTools: Tool[] = [
   defineTool({
@@ -28,7 +40,9 @@ export const viewerTools: Tool[] = [
         args.at_ms !== undefined;
       const session = wantsSession ? await resolveSession(app, args.session_id) : undefined;
       if (session && args.page_id !== undefined) assertSessionPage(app, session, args.page_id, "page_id");
-      const viewer = await app.viewer.ensure();
+      const viewer = await app.viewer.ensure().catch((err) => {
+        throw viewerUnavailable(err);
+      });
       const url = viewer.link({
         ...(session ? { session_id: session } : {}),
         ...(args.page_id !== undefined ? { page_id: args.page_id } : {}),
