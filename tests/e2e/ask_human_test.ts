@@ -457,3 +457,33 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name:
+    "ask_human on 2025-11-25 with form-only elicitation: the form's choice is the answer; a cancel dismisses",
+  ...e2e,
+  fn: async () => {
+    const site = fixtures();
+    const asker = await startAsker("2025-11-25", { elicitation: { form: {} } });
+    try {
+      await record(asker, site.origin);
+      asker.reply = (p) => ({
+        action: "accept",
+        content: { choice: p.requestedSchema?.properties?.choice?.enum?.[1] ?? "" },
+      });
+      const s = assertAnswered(
+        await asker.call({ question: "Dark or bright?", choices: ["dark", "bright"] }),
+        "bright",
+      );
+      assertEquals([s.marked_time_ms, s.marker_id], [null, null]);
+      assertEquals(asker.elicited.at(-1)?.mode ?? "form", "form");
+      assertEquals(asker.completed, [], "a form elicitation has nothing to complete");
+      asker.reply = () => ({ action: "cancel" });
+      const cancelled = await asker.call({ question: "Was it fast?", choices: ["yes", "no"] });
+      assertEquals(errorCode(cancelled), "question_dismissed");
+    } finally {
+      await asker.close();
+      await site.close();
+    }
+  },
+});
