@@ -102,7 +102,12 @@ function draw() {
   const root = $("#timeline");
   state.overlay = renderTimeline(root, tl, (i, ev) => {
     ev.stopPropagation();
-    if (questions.marking) questions.timelineClicked(timeAtX(root, ev.clientX));
+    // While a question waits, every click on the strip is the person's mark, ticks included.
+    if (questions.marking) {
+      const t = timeAtX(root, ev.clientX);
+      questions.timelineClicked(t);
+      return setTime(t);
+    }
     scrubToInteraction(i);
   });
   renderAxis($("#axis"), tl);
