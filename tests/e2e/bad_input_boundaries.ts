@@ -53,6 +53,8 @@ const PAGE_SWEEP_ARGS: Record<string, Record<string, unknown>> = {
   measure_performance: { mode: "start" },
   fill_form: { fields: [{ selector: "#name", value: "v" }] },
   get_network_request: { request_id: "x" },
+  ask_human: { question: "Did it look broken?", choices: ["yes", "no"] },
+  open_viewer: {},
 };
 
 const UNKNOWN_PAGE = "p999";

@@ -116,6 +116,9 @@ function stuckCalls(pageId: string): Record<string, Record<string, unknown>> {
     route_requests: { page_id, url: "**/never-requested", action: "abort" },
     measure_performance: { page_id, mode: "start" },
     save_pdf: { page_id },
+    // The question goes to the viewer; the harness client declares no elicitation, so it is pending at once.
+    ask_human: { page_id, question: "Did the page freeze?", choices: ["yes", "no"] },
+    open_viewer: { page_id },
   };
 }
 
