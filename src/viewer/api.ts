@@ -21,9 +21,26 @@ export function errorResponse(status: number, code: string, message: string): Re
   return json(status, { error: { code, message } });
 }
 
+/** The JSON body, read no further than the limit (a person's answer is a few bytes). */
 async function readBody(req: Request): Promise<unknown> {
-  const text = await req.text();
-  if (text.length > BODY_LIMIT) throw new ApiError(413, "body_too_large", "The request body is too large.");
+  const tooLarge = () => new ApiError(413, "body_too_large", "The request body is too large.");
+  if (Number(req.headers.get("content-length") ?? 0) > BODY_LIMIT) throw tooLarge();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  if (req.body) {
+    for await (const chunk of req.body) {
+      size += chunk.length;
+      if (size > BODY_LIMIT) throw tooLarge();
+      chunks.push(chunk);
+    }
+  }
+  const bytes = new Uint8Array(size);
+  let at = 0;
+  for (const c of chunks) {
+    bytes.set(c, at);
+    at += c.length;
+  }
+  const text = new TextDecoder().decode(bytes);
   if (text.trim() === "") return {};
   try {
     return JSON.parse(text);
@@ -109,7 +126,6 @@ async function route(
   }
   m = /^frames\/([A-Za-z0-9_-]{1,64})\/(\d{1,9})\.jpg$/.exec(path);
   if (m && !post) {
-    await app.recorder.flush();
     const session = sessionOf(app, m[1]);
     const page = url.searchParams.get("page") ?? undefined;
     const frame = await frameAt(app, session, page?.slice(0, 16), Number(m[2]));

@@ -110,8 +110,8 @@ export async function dom(app: AppContext, session: string, page: string, atMs: 
   }
 }
 
-/** Evidence the viewer itself links to: pictures and clips, never profiles, traces or anything else. */
-const SERVED = /^(artifacts|videos|screenshots)\/[A-Za-z0-9._-]{1,120}\.(png|jpg|jpeg|mp4)$/;
+/** Evidence the viewer itself links to: artifacts and clips, never screenshots, traces or anything else. */
+const SERVED = /^(artifacts|videos)\/[A-Za-z0-9._-]{1,120}\.(png|jpg|jpeg|mp4)$/;
 
 export async function evidence(
   app: AppContext,

@@ -102,6 +102,13 @@ export function defaultPage(db: DatabaseSync, session: string): string | undefin
   ) as { page_id: string } | undefined)?.page_id;
 }
 
+function hasPage(db: DatabaseSync, session: string, page: string): boolean {
+  return db.prepare(
+    `SELECT 1 AS ok FROM targets WHERE session_id = ? AND page_id = ?
+     UNION ALL SELECT 1 FROM frames WHERE session_id = ? AND page_id = ? LIMIT 1`,
+  ).get(session, page, session, page) !== undefined;
+}
+
 export interface TimelineFrame {
   ordinal: number;
   frame_id: number;
@@ -165,7 +172,7 @@ export async function timeline(app: AppContext, session: string, requestedPage: 
   await app.recorder.flush();
   const db = app.recorder.reader();
   const page = requestedPage ?? defaultPage(db, session);
-  if (!page) return undefined;
+  if (!page || !hasPage(db, session, page)) return undefined;
   const total = frameCount(db, session, page);
   const frames = timelineFrames(db, session, page, total);
   const interactionRows = db.prepare(

@@ -136,6 +136,7 @@ Deno.test("a page's timeline: ordinals in time order, the interaction's frame, o
 
     const other = await timeline(app, "s1", "p2");
     assertEquals([other?.frame_count, other?.interactions.length], [1, 0]);
+    assertEquals(await timeline(app, "s1", "p9"), undefined, "a page the session never had");
     // Without a page: the page with the most frames.
     assertEquals((await timeline(app, "s1", undefined))?.page_id, "p1");
 
