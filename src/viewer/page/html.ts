@@ -61,14 +61,14 @@ export const INDEX_HTML = `<!doctype html>
     </div>
   </main>
   <aside id="inspector">
-    <section class="panel">
+    <section class="panel" id="artifacts">
       <h2>Range <span id="range-text" class="muted"></span></h2>
       <div class="row">
         <button id="make-artifacts" type="button" class="primary" disabled>Storyboard &amp; difference map</button>
         <label class="muted"><input id="with-video" type="checkbox"> video</label>
         <button id="clear-range" type="button" class="ghost" hidden>Clear selection</button>
       </div>
-      <div id="artifacts">
+      <div id="artifact-images">
         <p id="artifacts-status" class="muted">Make the storyboard, difference map and video of the range around the playhead, or drag on the timeline to choose a range.</p>
         <figure hidden><figcaption>Storyboard</figcaption><a id="storyboard-link" target="_blank" rel="noopener noreferrer"><img id="storyboard" alt="storyboard"></a></figure>
         <figure hidden><figcaption>Difference map</figcaption><a id="difference-map-link" target="_blank" rel="noopener noreferrer"><img id="difference-map" alt="difference map"></a></figure>

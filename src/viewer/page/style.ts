@@ -111,10 +111,10 @@ h2 { font-size: 11px; text-transform: uppercase; letter-spacing: .06em; color: v
 .k-marker::before { background: var(--marker); } .k-mark::before { background: var(--mark); }
 .panel { border-bottom: 1px solid var(--line); padding-bottom: 10px; }
 .row { display: flex; gap: 8px; align-items: center; flex-wrap: wrap; }
-#artifacts figure { margin: 10px 0 0; }
-#artifacts figure[hidden] { display: none; }
-#artifacts figcaption { font-size: 11px; color: var(--muted); margin-bottom: 3px; }
-#artifacts img, #artifacts video { width: 100%; border: 1px solid var(--line); border-radius: 3px; background: #111; }
+#artifact-images figure { margin: 10px 0 0; }
+#artifact-images figure[hidden] { display: none; }
+#artifact-images figcaption { font-size: 11px; color: var(--muted); margin-bottom: 3px; }
+#artifact-images img, #artifact-images video { width: 100%; border: 1px solid var(--line); border-radius: 3px; background: #111; }
 #artifacts-status { margin: 8px 0 0; font-size: 12px; }
 #events { list-style: none; margin: 0; padding: 0; font-size: 12px; max-height: 260px; overflow-y: auto; }
 #events li { padding: 2px 4px; border-left: 3px solid transparent; cursor: pointer; word-break: break-word; }

@@ -107,21 +107,22 @@ export function renderTimeline(root, tl, onInteraction) {
   }
   const range = el("div", { className: "range-selection" });
   range.hidden = true;
+  // The mark exists only once the person has marked a moment (tests and people look for .tick-mark).
   const mark = el("div", { className: "tick-mark" });
-  mark.hidden = true;
   const playhead = el("div");
   playhead.id = "playhead-line";
   const hover = el("div", { className: "hover-line" }, el("span"));
   hover.hidden = true;
-  root.append(range, mark, hover, playhead);
+  root.append(range, hover, playhead);
   return {
     setPlayhead(ms) {
       place(playhead, tl, ms);
     },
     setMark(ms) {
-      mark.hidden = ms === null;
-      if (ms !== null) place(mark, tl, ms);
-      mark.title = ms === null ? "" : "your mark · " + fmtMs(ms);
+      if (ms === null) return mark.remove();
+      place(mark, tl, ms);
+      mark.title = "your mark · " + fmtMs(ms);
+      if (!mark.isConnected) root.insertBefore(mark, playhead);
     },
     setHover(ms) {
       hover.hidden = ms === null;
