@@ -12,9 +12,31 @@ interface Capture {
 
 const faults = (plan: unknown) => ({ KROMETRAIL_TEST_FAULTS: JSON.stringify(plan) });
 const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
+type Server = Parameters<Parameters<typeof withServer>[0]>[0];
 
-async function capture(server: Parameters<Parameters<typeof withServer>[0]>[0]): Promise<Capture> {
+async function capture(server: Server): Promise<Capture> {
   return structured(await server.call("browser_status", { detail: "expanded" })).capture as Capture;
+}
+
+/**
+ * Probes until `done` holds or a generous cap passes, and returns the last probe: the assertions after it
+ * judge that value as they judged the state after a fixed wait, without waiting longer than the machine
+ * needs (nor failing when a loaded one needs longer).
+ */
+async function until<T>(probe: () => Promise<T>, done: (value: T) => boolean, capMs = 30_000): Promise<T> {
+  const deadline = Date.now() + capMs;
+  let value = await probe();
+  while (!done(value) && Date.now() < deadline) {
+    await wait(100);
+    value = await probe();
+  }
+  return value;
+}
+
+async function gapsOf(server: Server): Promise<Array<{ kind: string; cause: string }>> {
+  return structured(await server.call("list_source_frames", {})).gaps as Array<
+    { kind: string; cause: string }
+  >;
 }
 
 Deno.test({
@@ -23,15 +45,12 @@ Deno.test({
   fn: () =>
     withServer(async (server, site) => {
       await server.call("navigate_page", { url: `${site.origin}/flash.html` });
-      await wait(1_500);
-      const first = await capture(server);
-      await wait(1_500);
-      const later = await capture(server);
+      const first = await until(() => capture(server), (c) => c.frames_dropped > 0);
+      const later = await until(() => capture(server), (c) => c.frames_received > first.frames_received);
       assert(later.frames_received > first.frames_received, "frames keep arriving and being acknowledged");
       assert(later.frames_dropped > 0 && later.frames_stored === 0, JSON.stringify(later));
       assertEquals(later.streams[0].terminal, undefined, "a full queue never ends the stream");
-      const listed = structured(await server.call("list_source_frames", {}));
-      const gaps = listed.gaps as Array<{ kind: string }>;
+      const gaps = await until(() => gapsOf(server), (g) => g.length >= 1);
       assert(gaps.length >= 1 && gaps.every((g) => g.kind === "queue_full"), JSON.stringify(gaps));
       assertEquals(structured(await server.call("evaluate_page", { expression: "1 + 1" })).value, 2);
     }, { browser: {}, env: faults({ queue_capacity: 0 }) }),
@@ -43,13 +62,12 @@ Deno.test({
   fn: () =>
     withServer(async (server, site) => {
       await server.call("navigate_page", { url: `${site.origin}/flash.html` });
-      await wait(2_000);
-      const status = await capture(server);
+      const status = await until(() => capture(server), (c) => c.persistence_failure !== undefined);
       assertEquals(status.persistence_failure?.operation, "write");
       assertEquals(status.persistence_failure?.recoverability, "writer_terminal");
       assertMatch(status.persistence_failure?.recovery ?? "", /Restart the krometrail MCP process/);
       assert(status.frames_stored >= 1, "frames before the failure were stored");
-      const gaps = structured(await server.call("list_source_frames", {})).gaps as Array<{ kind: string }>;
+      const gaps = await until(() => gapsOf(server), (g) => g.some((g) => g.kind === "persistence"));
       assert(gaps.some((g) => g.kind === "persistence"), JSON.stringify(gaps));
       // Control is independent of retained capture.
       assertEquals(structured(await server.call("click", { x: 5, y: 5 })).status, "ok");
@@ -64,7 +82,8 @@ Deno.test({
   fn: () =>
     withServer(async (server, site) => {
       await server.call("navigate_page", { url: `${site.origin}/flash.html` });
-      await wait(1_500);
+      // A few frames in the open segment first.
+      await until(() => capture(server), (c) => c.frames_stored >= 3);
       // Stopping seals the open segment: the rename lands, the directory sync fails.
       const stopped = structured(await server.call("stop_browser"));
       const failure = (stopped.capture as Capture).persistence_failure;
@@ -82,10 +101,12 @@ Deno.test({
   fn: () =>
     withServer(async (server, site) => {
       await server.call("navigate_page", { url: `${site.origin}/flash.html` });
-      await wait(2_500);
-      const status = await capture(server);
+      const status = await until(
+        () => capture(server),
+        (c) => c.streams.find((s) => s.page_id === "p1")?.terminal !== undefined,
+      );
       assertEquals(status.streams.find((s) => s.page_id === "p1")?.terminal, "ack_deadline_exceeded");
-      const gaps = structured(await server.call("list_source_frames", {})).gaps as Array<{ kind: string }>;
+      const gaps = await until(() => gapsOf(server), (g) => g.some((g) => g.kind === "ack_deadline"));
       assertEquals(gaps.filter((g) => g.kind === "ack_deadline").length, 1, JSON.stringify(gaps));
       const received = status.frames_received;
       await wait(1_000);
@@ -108,22 +129,23 @@ Deno.test({
       await server.call("evaluate_page", {
         expression: `location.href = ${JSON.stringify(`${site.origin}/flash.html`)}`,
       });
-      await new Promise((r) => setTimeout(r, 3_000));
-      const status = structured(await server.call("browser_status", { detail: "expanded" })).capture as
-        & Capture
-        & {
-          frames_over_budget: number;
-          bytes_stored: number;
-          budget?: { used_bytes: number; budget_bytes: number; paused: boolean };
-        };
+      const status = await until(
+        async () =>
+          structured(await server.call("browser_status", { detail: "expanded" })).capture as
+            & Capture
+            & {
+              frames_over_budget: number;
+              bytes_stored: number;
+              budget?: { used_bytes: number; budget_bytes: number; paused: boolean };
+            },
+        (c) => c.frames_over_budget > 0 && c.budget?.paused === true,
+      );
       assert(status.frames_stored > 0, "frames below the budget were stored");
       assert(status.frames_over_budget > 0, JSON.stringify(status));
       assertEquals(status.budget?.paused, true);
       assertEquals(status.budget?.budget_bytes, 60_000);
       assert(status.bytes_stored <= 60_000, `stored ${status.bytes_stored} bytes within the budget`);
-      const gaps = structured(await server.call("list_source_frames", {})).gaps as Array<
-        { kind: string; cause: string }
-      >;
+      const gaps = await until(() => gapsOf(server), (g) => g.some((g) => g.kind === "budget"));
       const budgetGap = gaps.find((g) => g.kind === "budget");
       assert(budgetGap && /of 60000 bytes/.test(budgetGap.cause), JSON.stringify(gaps));
       // Control does not depend on retained capture.
