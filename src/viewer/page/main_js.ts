@@ -52,8 +52,11 @@ function renderSessions() {
     const when = new Date(s.started_at);
     const frames = s.pages.reduce((a, p) => a + p.frames, 0);
     const entry = el("div", { className: "session" + (s.session_id === state.sessionId ? " selected" : ""), data: { sessionId: s.session_id } },
-      el("div", { className: "sid", text: "session " + s.session_id.slice(0, 8) + (s.live ? " ● live" : ""), title: s.session_id }),
-      el("div", { className: "when", text: when.toLocaleString() + " · " + s.pages.length + " page(s) · " + frames + " frames" }));
+      el("div", { className: "when" },
+        el("b", { text: when.toLocaleTimeString() }),
+        el("span", { text: " · " + when.toLocaleDateString() + " · " + s.pages.length + " page(s) · " + frames + " frames" }),
+        s.live ? el("span", { className: "badge live", text: "live" }) : null),
+      el("div", { className: "sid", text: s.session_id, title: "session id" }));
     entry.setAttribute("role", "listitem");
     entry.addEventListener("click", () => selectPage(s.session_id, null, null));
     for (const p of s.pages) {

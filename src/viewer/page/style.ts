@@ -39,8 +39,11 @@ h2 { font-size: 11px; text-transform: uppercase; letter-spacing: .06em; color: v
   cursor: pointer; }
 #sessions .session:hover { background: var(--panel2); }
 #sessions .session.selected { border-color: var(--accent); background: #04395e55; }
-#sessions .session .sid { font-weight: 600; }
 #sessions .session .when { font-size: 11px; color: var(--muted); }
+#sessions .session .when b { color: var(--text); font-size: 13px; font-weight: 600; }
+#sessions .session .when .badge { margin-left: 4px; }
+#sessions .session .sid { font: 10px/1.3 ui-monospace, Menlo, Consolas, monospace; color: var(--muted);
+  word-break: break-all; margin: 2px 0; }
 #sessions .page { display: block; width: 100%; text-align: left; margin-top: 3px; padding: 2px 6px; font-size: 12px;
   overflow: hidden; text-overflow: ellipsis; white-space: nowrap; background: transparent; border-color: var(--line); }
 #sessions .page.selected { border-color: var(--accent); color: #fff; }

@@ -159,10 +159,12 @@ export function renderFilmstrip(root, tl, urlOf, onPick) {
   const frames = tl.frames;
   if (frames.length === 0) return () => {};
   const slots = Math.max(1, Math.min(frames.length, Math.floor(root.clientWidth / 84) || 8));
-  const span = tl.end_ms - tl.start_ms;
+  // From the first frame to the last, so the strip ends on the page's last state.
+  const first = frames[0].at_ms;
+  const span = frames[frames.length - 1].at_ms - first;
   const picked = [];
   for (let i = 0; i < slots; i++) {
-    const at = tl.start_ms + ((i + 0.5) / slots) * span;
+    const at = slots === 1 ? first + span : first + (i / (slots - 1)) * span;
     const f = frames[frameIndexAt(frames, at)];
     if (picked.length === 0 || picked[picked.length - 1].ordinal !== f.ordinal) picked.push(f);
   }
