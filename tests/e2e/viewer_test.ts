@@ -281,7 +281,9 @@ Deno.test({
         );
         const board = await served(page, "img#storyboard");
         assertEquals([...board.slice(0, 4)], [0x89, 0x50, 0x4e, 0x47], "a PNG storyboard");
-        await page.waitForSelector("#events li");
+        // The range's events (query_browser_events) and the DOM at the playhead (read_dom_at), light by now.
+        await page.locator("#events li", { hasText: "flipped: a console error" }).waitFor();
+        await page.locator("#dom", { hasText: 'h1#state "Light"' }).waitFor();
         assertEquals(problems, [], "the page ran without errors");
 
         if (Deno.env.get("KROMETRAIL_WRITE_DOCS_IMAGES") === "1") {
