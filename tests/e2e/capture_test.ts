@@ -1,12 +1,53 @@
 import { assert, assertEquals } from "../assert.ts";
 import { decodeJpegLuma, type LumaImage } from "../../src/vision/jpeg_dc.ts";
-import { e2e, structured, withServer } from "./harness.ts";
+import { e2e, type ServerHandle, structured, withServer } from "./harness.ts";
 
 interface Frame {
   frame_id: number;
   page_id: string;
   ordinal: number;
   session_time_ns: number;
+}
+
+const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Probes until `done` holds or a generous cap passes, and returns the last probe. */
+async function until<T>(probe: () => Promise<T>, done: (value: T) => boolean, capMs = 30_000): Promise<T> {
+  const deadline = Date.now() + capMs;
+  let value = await probe();
+  while (!done(value) && Date.now() < deadline) {
+    await wait(100);
+    value = await probe();
+  }
+  return value;
+}
+
+interface Gap {
+  page_id: string;
+  kind: string;
+  start_ns: number;
+  end_ns: number | null;
+}
+interface Streams {
+  streams: Array<{ page_id: string; received: number; terminal?: string }>;
+}
+
+async function streams(server: ServerHandle): Promise<Streams> {
+  return structured(await server.call("browser_status", { detail: "expanded" })).capture as Streams;
+}
+
+async function p1Gaps(server: ServerHandle): Promise<Gap[]> {
+  return structured(await server.call("list_source_frames", { page_id: "p1" })).gaps as Gap[];
+}
+
+/** p1's newest stored frame time (ns), from the end of its listing. */
+async function p1Newest(server: ServerHandle): Promise<number> {
+  const total = structured(await server.call("list_source_frames", { page_id: "p1", max_frames: 1 }))
+    .total_frame_count as number;
+  const last = structured(
+    await server.call("list_source_frames", { page_id: "p1", offset: Math.max(0, total - 1), max_frames: 1 }),
+  );
+  return (last.frames as Frame[])[0]?.session_time_ns ?? 0;
 }
 
 /** Reads the state number flash.html paints: a white band, then 8 squares of 80 px, MSB first. */
@@ -24,9 +65,14 @@ Deno.test({
   fn: () =>
     withServer(async (server, site) => {
       await server.call("navigate_page", { url: `${site.origin}/flash.html` });
-      await new Promise((r) => setTimeout(r, 10_000));
-      const flashed = structured(await server.call("evaluate_page", { expression: "window.__flashed" }))
-        .value as number;
+      // A state every 500 ms: 18 take about 9 s, however long the machine needs for them.
+      const flashed = await until(
+        async () =>
+          structured(await server.call("evaluate_page", { expression: "window.__flashed ?? 0" }))
+            .value as number,
+        (n) => n >= 18,
+        60_000,
+      );
       assert(flashed >= 18, `the page flashed ${flashed} states`);
 
       const frames: Frame[] = [];
@@ -94,29 +140,37 @@ Deno.test({
   fn: () =>
     withServer(async (server, site) => {
       await server.call("navigate_page", { url: `${site.origin}/flash.html` });
-      await new Promise((r) => setTimeout(r, 1_000));
+      const p1 = (c: Streams) => c.streams.find((s) => s.page_id === "p1");
+      const visibility = (gaps: Gap[]) => gaps.find((g) => g.page_id === "p1" && g.kind === "visibility");
+      await until(() => streams(server), (c) => (p1(c)?.received ?? 0) > 0);
       await server.call("create_page", { url: `${site.origin}/index.html` });
-      await new Promise((r) => setTimeout(r, 1_200));
-      const hiddenAt = structured(await server.call("browser_status", { detail: "expanded" })).capture as {
-        streams: Array<{ page_id: string; received: number; terminal?: string }>;
-      };
+      // p1 is in the background once its visibility gap is open; what it had received by then is the mark.
+      await until(() => p1Gaps(server), (gaps) => visibility(gaps) !== undefined);
+      const hiddenAt = await streams(server);
       await server.call("select_page", { page_id: "p1" });
       await server.call("click", { x: 2, y: 2 });
-      await new Promise((r) => setTimeout(r, 1_200));
-      const gaps = structured(await server.call("list_source_frames", { page_id: "p1" })).gaps as Array<
-        { page_id: string; kind: string; start_ns: number; end_ns: number | null }
-      >;
-      const hidden = gaps.find((g) => g.page_id === "p1" && g.kind === "visibility");
+      const before = p1(hiddenAt);
+      const gaps = await until(() => p1Gaps(server), (gaps) => (visibility(gaps)?.end_ns ?? null) !== null);
+      const hidden = visibility(gaps);
       assert(hidden && hidden.end_ns !== null && hidden.end_ns > hidden.start_ns, JSON.stringify(gaps));
-      const shown = structured(await server.call("browser_status", { detail: "expanded" }))
-        .capture as typeof hiddenAt;
-      const before = hiddenAt.streams.find((s) => s.page_id === "p1");
-      const after = shown.streams.find((s) => s.page_id === "p1");
+      const shown = await until(
+        () => streams(server),
+        (c) => (p1(c)?.received ?? 0) > (before?.received ?? 0),
+      );
+      const after = p1(shown);
       assert(
         before && after && after.received > before.received,
         "frames arrive again once the page is visible",
       );
       assertEquals(after.terminal, undefined);
+      // Received frames are stored again: p1 has one from after it was shown (a frame in flight when it
+      // went to the background cannot pass for that).
+      const shownAt = hidden.end_ns;
+      const newest = await until(() => p1Newest(server), (t) => t > shownAt);
+      assert(
+        newest > shownAt,
+        `a p1 frame stored after the gap: ${newest} vs ${JSON.stringify(hidden)}`,
+      );
       assertEquals(gaps.filter((g) => g.kind === "ack_deadline"), []);
     }, { browser: {} }),
 });
