@@ -193,6 +193,14 @@ export async function timeline(app: AppContext, session: string, requestedPage: 
       frame_ordinal: total > 0 ? ordinalAt(db, session, page, shown) : null,
     };
   });
+  const interactionTotal = Number(
+    (db.prepare("SELECT count(*) AS n FROM interactions WHERE session_id = ? AND page_id = ?").get(
+      session,
+      page,
+    ) as {
+      n: number;
+    }).n,
+  );
   const eventTotal = Number(
     (db.prepare(`SELECT count(*) AS n FROM events WHERE session_id = ? AND page_id = ? AND ${TICK_EVENTS}`)
       .get(
@@ -269,6 +277,7 @@ export async function timeline(app: AppContext, session: string, requestedPage: 
     frames_sampled: frames.length < total,
     frames,
     interactions,
+    interaction_count: interactionTotal,
     events,
     event_count: eventTotal,
     gaps,

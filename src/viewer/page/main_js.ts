@@ -122,8 +122,9 @@ function draw() {
   scrubber.disabled = tl.frame_count === 0;
   $("#live-badge").hidden = !tl.live;
   $("#session-title").textContent = "session " + tl.session_id.slice(0, 8) + " · page " + tl.page_id + " · " + tl.frame_count + " frames" +
-    (tl.frames_sampled ? " (" + tl.frames.length + " listed)" : "") + " · " + tl.interactions.length + " interactions · " +
-    tl.event_count + " flagged events";
+    (tl.frames_sampled ? " (" + tl.frames.length + " drawn)" : "") + " · " + tl.interaction_count + " interactions" +
+    (tl.interactions.length < tl.interaction_count ? " (first " + tl.interactions.length + " drawn)" : "") + " · " +
+    tl.event_count + " flagged events" + (tl.events.length < tl.event_count ? " (first " + tl.events.length + " drawn)" : "");
   renderActions();
 }
 
