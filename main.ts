@@ -34,12 +34,12 @@ async function createApp(): Promise<AppContext> {
   const video = await qualifyFfmpeg();
   if (!video.available) logger("main").info("temporal-video unavailable: {reason}", { reason: video.reason });
   // The viewer serves this app; it starts on first use, after the app exists.
-  let app: AppContext | undefined;
+  const holder: { app?: AppContext } = {};
   const viewer = new ViewerSlot(() => {
-    if (!app) return Promise.reject(new Error("the viewer started before the app"));
-    return startViewer(app);
+    if (!holder.app) return Promise.reject(new Error("the viewer started before the app"));
+    return startViewer(holder.app);
   });
-  app = {
+  const app: AppContext = {
     config,
     browsers: new BrowserManager(config, join(store.root, "downloads")),
     store,
@@ -50,6 +50,7 @@ async function createApp(): Promise<AppContext> {
     startedAt: new Date(),
     version: VERSION,
   };
+  holder.app = app;
   return app;
 }
 
@@ -59,7 +60,9 @@ async function createAppOrExplain(): Promise<AppContext> {
     return await createApp();
   } catch (err) {
     console.error(
-      `krometrail: startup failed: ${(err as Error).message}\n  Run \`krometrail doctor\` to see what is missing and the fix.`,
+      `krometrail: startup failed: ${
+        (err as Error).message
+      }\n  Run \`krometrail doctor\` to see what is missing and the fix.`,
     );
     throw err;
   }
