@@ -9,72 +9,58 @@ import {
   textOf,
   withServer,
 } from "./harness.ts";
+import type { StaticServer } from "../../src/demo/static_server.ts";
 
-Deno.test({
-  name: "page.title is the document title, in action results and list_pages; an untitled document has none",
-  ...e2e,
-  fn: () =>
-    withServer(async (server, site) => {
-      const nav = structured(await server.call("navigate_page", { url: `${site.origin}/noop.html` }));
-      assertEquals((nav.page as { title: string }).title, "No-op clicks");
-      assert(textOf(await server.call("list_pages", {})).includes('"No-op clicks"'));
-      const plain = structured(await server.call("navigate_page", { url: `${site.origin}/untitled.html` }));
-      assertEquals(
-        (plain.page as { title: string }).title,
-        "",
-        "a document without a title is not titled by its URL",
-      );
-    }, { browser: { headless: true } }),
-});
+async function pageTitles(server: ServerHandle, site: StaticServer): Promise<void> {
+  const nav = structured(await server.call("navigate_page", { url: `${site.origin}/noop.html` }));
+  assertEquals((nav.page as { title: string }).title, "No-op clicks");
+  assert(textOf(await server.call("list_pages", {})).includes('"No-op clicks"'));
+  const plain = structured(await server.call("navigate_page", { url: `${site.origin}/untitled.html` }));
+  assertEquals(
+    (plain.page as { title: string }).title,
+    "",
+    "a document without a title is not titled by its URL",
+  );
+}
 
-Deno.test({
-  name: "a navigation that ends in an HTTP error reports the status and a note",
-  ...e2e,
-  fn: () =>
-    withServer(async (server, site) => {
-      for (const [path, status] of [["/__status/500", 500], ["/missing.html", 404]] as const) {
-        const result = await server.call("navigate_page", { url: `${site.origin}${path}` });
-        const out = structured(result);
-        assertEquals(out.status, "ok", "the document still loaded");
-        assertEquals((out.navigation as { http_status?: number }).http_status, status);
-        const note = (out.postconditions as { note?: string }).note ?? "";
-        assert(note.includes(`HTTP ${status}`), note);
-        assert(textOf(result).includes(`HTTP ${status}`), textOf(result));
-      }
-      const fine = structured(await server.call("navigate_page", { url: `${site.origin}/noop.html` }));
-      assertEquals((fine.navigation as { http_status?: number }).http_status, undefined);
-      assertEquals((fine.postconditions as { note?: string }).note, undefined);
-    }, { browser: { headless: true } }),
-});
+async function httpErrorNavigation(server: ServerHandle, site: StaticServer): Promise<void> {
+  for (const [path, status] of [["/__status/500", 500], ["/missing.html", 404]] as const) {
+    const result = await server.call("navigate_page", { url: `${site.origin}${path}` });
+    const out = structured(result);
+    assertEquals(out.status, "ok", "the document still loaded");
+    assertEquals((out.navigation as { http_status?: number }).http_status, status);
+    const note = (out.postconditions as { note?: string }).note ?? "";
+    assert(note.includes(`HTTP ${status}`), note);
+    assert(textOf(result).includes(`HTTP ${status}`), textOf(result));
+  }
+  const fine = structured(await server.call("navigate_page", { url: `${site.origin}/noop.html` }));
+  assertEquals((fine.navigation as { http_status?: number }).http_status, undefined);
+  assertEquals((fine.postconditions as { note?: string }).note, undefined);
+}
 
-Deno.test({
-  name: "evaluate_page honours timeout_ms, and its timeout blames a dialog only when one is open",
-  ...e2e,
-  fn: () =>
-    withServer(async (server, site) => {
-      await server.call("navigate_page", { url: `${site.origin}/noop.html` });
-      const pending = await server.call("evaluate_page", {
-        expression: "new Promise(() => {})",
-        timeout_ms: 300,
-      });
-      assertEquals(errorCode(pending), "evaluation_timeout", textOf(pending));
-      assert(textOf(pending).includes("300 ms"), textOf(pending));
-      assert(!/dialog/i.test(textOf(pending)), `no dialog is open: ${textOf(pending)}`);
+async function evaluateTimeouts(server: ServerHandle, site: StaticServer): Promise<void> {
+  await server.call("navigate_page", { url: `${site.origin}/noop.html` });
+  const pending = await server.call("evaluate_page", {
+    expression: "new Promise(() => {})",
+    timeout_ms: 300,
+  });
+  assertEquals(errorCode(pending), "evaluation_timeout", textOf(pending));
+  assert(textOf(pending).includes("300 ms"), textOf(pending));
+  assert(!/dialog/i.test(textOf(pending)), `no dialog is open: ${textOf(pending)}`);
 
-      const busy = await server.call("evaluate_page", { expression: "for (;;) {}", timeout_ms: 300 });
-      assertEquals(errorCode(busy), "evaluation_timeout", textOf(busy));
+  const busy = await server.call("evaluate_page", { expression: "for (;;) {}", timeout_ms: 300 });
+  assertEquals(errorCode(busy), "evaluation_timeout", textOf(busy));
 
-      const blocked = await server.call("evaluate_page", {
-        expression: "setTimeout(() => alert('hold on'), 0); new Promise(() => {})",
-        timeout_ms: 1_000,
-      });
-      assertEquals(errorCode(blocked), "evaluation_timeout", textOf(blocked));
-      assert(textOf(blocked).includes("alert dialog"), textOf(blocked));
-      await server.call("handle_dialog", { action: "accept" });
-      const after = structured(await server.call("evaluate_page", { expression: "1 + 1" }));
-      assertEquals(after.value, 2);
-    }, { browser: { headless: true } }),
-});
+  const blocked = await server.call("evaluate_page", {
+    expression: "setTimeout(() => alert('hold on'), 0); new Promise(() => {})",
+    timeout_ms: 1_000,
+  });
+  assertEquals(errorCode(blocked), "evaluation_timeout", textOf(blocked));
+  assert(textOf(blocked).includes("alert dialog"), textOf(blocked));
+  await server.call("handle_dialog", { action: "accept" });
+  const after = structured(await server.call("evaluate_page", { expression: "1 + 1" }));
+  assertEquals(after.value, 2);
+}
 
 Deno.test({
   name: "a headed launch on Linux without a display says to pass headless: true or set KROMETRAIL_HEADLESS=1",
@@ -151,44 +137,88 @@ async function allEvents(server: ServerHandle, kinds: string[]): Promise<EventRo
   }
 }
 
+async function eventAttribution(server: ServerHandle, site: StaticServer): Promise<void> {
+  const nav = String(
+    structured(await server.call("navigate_page", { url: `${site.origin}/attribution.html` }))
+      .interaction_id,
+  );
+  const clicks = new Map<string, number>();
+  for (let i = 0; i < 25; i++) {
+    const out = structured(await server.call("click", { selector: "#go" }));
+    clicks.set(String(out.interaction_id), Date.parse(String(out.started_at)));
+  }
+  // Every fetch leaves a row, even one whose body nobody reads (Chrome never reports it finished).
+  let fetches: EventRow[] = [];
+  for (let i = 0; i < 200 && fetches.length < clicks.size + 1; i++) {
+    fetches = (await allEvents(server, ["request"])).filter((e) => e.data?.resource_type === "Fetch");
+    if (fetches.length < clicks.size + 1) await new Promise((r) => setTimeout(r, 100));
+  }
+  assertEquals(fetches.length, clicks.size + 1, JSON.stringify(fetches.slice(0, 3)));
+  assertEquals(
+    fetches.filter((e) => e.interaction_id === nav).length,
+    1,
+    "the load's fetch is the navigation's",
+  );
+  for (const id of clicks.keys()) {
+    assertEquals(fetches.filter((e) => e.interaction_id === id).length, 1, `one fetch for ${id}`);
+  }
+  // The page logs its own clock every few ms: a tick stamped before a click began is not the click's.
+  const ticks = (await allEvents(server, ["console"])).filter((e) => e.text?.startsWith("tick "));
+  assert(ticks.length > 100, `ticks recorded: ${ticks.length}`);
+  for (const t of ticks) {
+    const began = t.interaction_id ? clicks.get(t.interaction_id) : undefined;
+    if (began === undefined) continue;
+    const at = Number(t.text?.match(/at (\d+)/)?.[1]);
+    assert(at >= began - 1, `${t.text} is attributed to ${t.interaction_id}, which began at ${began}`);
+  }
+}
+
+const BROWSER = { headless: true };
+
+/**
+ * Stops the browser and starts another as the harness does: a check keeps the fresh browser (and
+ * session) it had with a server of its own, for only the cost of a browser start.
+ */
+async function freshBrowser(server: ServerHandle, browser: Record<string, unknown>): Promise<void> {
+  const stopped = await server.call("stop_browser", {});
+  if (stopped.isError) throw new Error(`stop_browser failed: ${textOf(stopped)}`);
+  const started = await server.call("start_browser", { temporary: true, ...browser });
+  if (started.isError) throw new Error(`start_browser failed: ${textOf(started)}`);
+}
+
+/**
+ * The checks that need only a headless browser share one server process (its start is most of what each
+ * would otherwise cost under load), each with a browser (and session) of its own.
+ */
 Deno.test({
-  name:
-    "events are attributed by when they happened: a fetch begun by a navigation is the navigation's, a click's fetch the click's, and nothing from before a click began is the click's",
+  name: "truths",
   ...e2e,
-  fn: () =>
+  fn: (t) =>
     withServer(async (server, site) => {
-      const nav = String(
-        structured(await server.call("navigate_page", { url: `${site.origin}/attribution.html` }))
-          .interaction_id,
-      );
-      const clicks = new Map<string, number>();
-      for (let i = 0; i < 25; i++) {
-        const out = structured(await server.call("click", { selector: "#go" }));
-        clicks.set(String(out.interaction_id), Date.parse(String(out.started_at)));
+      const steps: Array<[string, (server: ServerHandle, site: StaticServer) => Promise<void>]> = [
+        [
+          "page.title is the document title, in action results and list_pages; an untitled document has none",
+          pageTitles,
+        ],
+        ["a navigation that ends in an HTTP error reports the status and a note", httpErrorNavigation],
+        [
+          "evaluate_page honours timeout_ms, and its timeout blames a dialog only when one is open",
+          evaluateTimeouts,
+        ],
+        [
+          "events are attributed by when they happened: a fetch begun by a navigation is the navigation's, a click's fetch the click's, and nothing from before a click began is the click's",
+          eventAttribution,
+        ],
+      ];
+      for (const [i, [name, check]] of steps.entries()) {
+        await t.step({
+          name,
+          ...e2e,
+          fn: async () => {
+            if (i > 0) await freshBrowser(server, BROWSER);
+            await check(server, site);
+          },
+        });
       }
-      // Every fetch leaves a row, even one whose body nobody reads (Chrome never reports it finished).
-      let fetches: EventRow[] = [];
-      for (let i = 0; i < 200 && fetches.length < clicks.size + 1; i++) {
-        fetches = (await allEvents(server, ["request"])).filter((e) => e.data?.resource_type === "Fetch");
-        if (fetches.length < clicks.size + 1) await new Promise((r) => setTimeout(r, 100));
-      }
-      assertEquals(fetches.length, clicks.size + 1, JSON.stringify(fetches.slice(0, 3)));
-      assertEquals(
-        fetches.filter((e) => e.interaction_id === nav).length,
-        1,
-        "the load's fetch is the navigation's",
-      );
-      for (const id of clicks.keys()) {
-        assertEquals(fetches.filter((e) => e.interaction_id === id).length, 1, `one fetch for ${id}`);
-      }
-      // The page logs its own clock every few ms: a tick stamped before a click began is not the click's.
-      const ticks = (await allEvents(server, ["console"])).filter((e) => e.text?.startsWith("tick "));
-      assert(ticks.length > 100, `ticks recorded: ${ticks.length}`);
-      for (const t of ticks) {
-        const began = t.interaction_id ? clicks.get(t.interaction_id) : undefined;
-        if (began === undefined) continue;
-        const at = Number(t.text?.match(/at (\d+)/)?.[1]);
-        assert(at >= began - 1, `${t.text} is attributed to ${t.interaction_id}, which began at ${began}`);
-      }
-    }, { browser: { headless: true } }),
+    }, { browser: BROWSER }),
 });
