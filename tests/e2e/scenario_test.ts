@@ -9,7 +9,7 @@
 import { join } from "node:path";
 import { SERVER_PERMISSIONS } from "../../build.ts";
 import { assert, assertEquals } from "../assert.ts";
-import { e2e, REPO_ROOT, structured, textOf, withServer } from "./harness.ts";
+import { e2e, fixtures, REPO_ROOT, structured, textOf, withServer } from "./harness.ts";
 
 interface Box {
   x: number;
@@ -230,7 +230,9 @@ async function cli(
 }
 
 Deno.test("scenario through the CLI: capture twice, compare, exit codes", e2e, async () => {
-  await withServer(async (_server, site) => {
+  // The CLI commands are the processes under test: only the fixture site is needed, no MCP server.
+  const site = fixtures();
+  try {
     const dir = await Deno.makeTempDir({ prefix: "krometrail-scn-cli-" });
     const env = { KROMETRAIL_DATA_DIR: join(dir, "data") };
     try {
@@ -283,5 +285,7 @@ Deno.test("scenario through the CLI: capture twice, compare, exit codes", e2e, a
     } finally {
       await Deno.remove(dir, { recursive: true }).catch(() => {});
     }
-  });
+  } finally {
+    await site.close();
+  }
 });
