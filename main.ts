@@ -54,6 +54,9 @@ async function createApp(): Promise<AppContext> {
   return app;
 }
 
+/** A startup failure already explained on stderr: the process exits 1 without a stack trace. */
+class StartupFailed extends Error {}
+
 /** Startup failed before anything could be served: name the failure and the command that diagnoses it. */
 async function createAppOrExplain(): Promise<AppContext> {
   try {
@@ -64,7 +67,7 @@ async function createAppOrExplain(): Promise<AppContext> {
         (err as Error).message
       }\n  Run \`krometrail doctor\` to see what is missing and the fix.`,
     );
-    throw err;
+    throw new StartupFailed((err as Error).message, { cause: err });
   }
 }
 
@@ -149,4 +152,11 @@ async function main(args: string[]): Promise<number> {
   return 2;
 }
 
-if (import.meta.main) Deno.exit(await main(Deno.args));
+if (import.meta.main) {
+  Deno.exit(
+    await main(Deno.args).catch((err) => {
+      if (err instanceof StartupFailed) return 1;
+      throw err;
+    }),
+  );
+}
