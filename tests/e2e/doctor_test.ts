@@ -62,12 +62,11 @@ Deno.test("doctor: ready on this machine, a named fix for a missing KROMETRAIL_C
   const missing = `${tmpA}/no-such-chrome`;
   const base = { ...Deno.env.toObject(), KROMETRAIL_DATA_DIR: dataDir };
   try {
-    // Three independent runs at once: the suite's time is the slowest one, not the sum.
-    const [text, json, broken] = await Promise.all([
-      doctor([], { ...base, TMPDIR: tmpA }),
-      doctor(["--json"], { ...base, TMPDIR: tmpB }),
-      doctor([], { ...base, KROMETRAIL_CHROME: missing }),
-    ]);
+    // One after another: two doctors each launching Chromium at once, beside the suite's load, could
+    // push one past its own launch bounds and fail a machine that works.
+    const text = await doctor([], { ...base, TMPDIR: tmpA });
+    const json = await doctor(["--json"], { ...base, TMPDIR: tmpB });
+    const broken = await doctor([], { ...base, KROMETRAIL_CHROME: missing });
 
     // A person's report: exit 0, the browser's version, the launch with its frame, the snippet.
     assertEquals(text.code, 0, `${text.stdout}\n${text.stderr}`);
