@@ -83,15 +83,20 @@ export async function answerQuestion(app: AppContext, ticket: string, body: unkn
   };
 }
 
+/** Dismissing twice is still dismissed; an answered question (or one whose answer is being stored) is not. */
 export function dismissQuestion(app: AppContext, ticket: string) {
-  const q = app.humans.dismiss(ticket);
-  if (!q) throw new ApiError(404, "unknown_ticket", "No question with this ticket in this process.");
-  if (q.state === "answered") {
-    throw new ApiError(
-      409,
-      "already_answered",
-      "This question was already answered; the first answer stands.",
-    );
+  const r = app.humans.dismiss(ticket);
+  switch (r.outcome) {
+    case "unknown_ticket":
+      throw new ApiError(404, "unknown_ticket", "No question with this ticket in this process.");
+    case "already_answered":
+      throw new ApiError(
+        409,
+        "already_answered",
+        "This question was already answered; the first answer stands.",
+      );
+    case "dismissed":
+    case "already_dismissed":
+      return { status: "dismissed" as const };
   }
-  return { status: "dismissed" as const };
 }

@@ -116,6 +116,20 @@ async function takeFormAnswer(ctx: AskContext, q: HumanQuestion, content: unknow
   return now(ctx.humans.get(q.ticket) ?? q);
 }
 
+/**
+ * The person declined in their client. An answer the viewer is storing at that moment still stands
+ * (first answer wins), so then the call waits for it (`answering`) instead of reporting a dismissal.
+ */
+async function decline(
+  ctx: AskContext,
+  q: HumanQuestion,
+  answering: () => Promise<Reached>,
+): Promise<Reached> {
+  const d = ctx.humans.dismiss(q.ticket);
+  if (d.outcome === "already_answered") return await answering();
+  return now(d.outcome === "unknown_ticket" ? q : d.question);
+}
+
 async function waitViewer(ctx: AskContext, q: HumanQuestion): Promise<Reached> {
   return now(await ctx.humans.wait(q.ticket, ctx.gateMs, ctx.signal) ?? q);
 }
@@ -162,8 +176,11 @@ async function elicitPush(
   }
   const result = first.result;
   if (result.action !== "accept") {
-    stop.abort();
-    return now(ctx.humans.dismiss(q.ticket) ?? q);
+    try {
+      return await decline(ctx, q, async () => now(await waiting ?? q));
+    } finally {
+      stop.abort();
+    }
   }
   if (how === "form") {
     stop.abort();
@@ -209,7 +226,7 @@ export async function reenter(ctx: AskContext, q: HumanQuestion): Promise<Reache
   if (q.state !== "pending") return now(q);
   const view = inputResponse(ctx.call?.ctx.mcpReq.inputResponses, INPUT_KEY);
   if (view.kind !== "elicit") return await reachPerson(ctx, q, false);
-  if (view.action !== "accept") return now(ctx.humans.dismiss(q.ticket) ?? q);
+  if (view.action !== "accept") return await decline(ctx, q, () => waitViewer(ctx, q));
   if (q.elicited === "form") return await takeFormAnswer(ctx, q, view.content);
   return await waitViewer(ctx, q);
 }

@@ -52,6 +52,10 @@ export type AnswerOutcome =
     question?: HumanQuestion;
   };
 
+export type DismissOutcome =
+  | { outcome: "unknown_ticket" }
+  | { outcome: "dismissed" | "already_dismissed" | "already_answered"; question: HumanQuestion };
+
 /** Pending questions at once; a new ask beyond this is refused by the tool (it names both numbers). */
 export const PENDING_LIMIT = 20;
 /** Settled questions kept so a late retry with its ticket still gets the answer. */
@@ -146,14 +150,21 @@ export class HumanQuestions {
     if (q) q.elicited = how;
   }
 
-  /** The person (or their client) declined the question. Only a pending question can be dismissed. */
-  dismiss(ticket: string, now = new Date()): HumanQuestion | undefined {
+  /**
+   * The person (or their client) declined the question. Only a pending question is dismissed: one
+   * whose answer is being stored (claimed) is already answered, since that answer is about to stand.
+   */
+  dismiss(ticket: string, now = new Date()): DismissOutcome {
     const q = this.#questions.get(ticket);
-    if (!q || q.state !== "pending" || this.#claimed.has(ticket)) return q;
+    if (!q) return { outcome: "unknown_ticket" };
+    if (q.state === "answered" || this.#claimed.has(ticket)) {
+      return { outcome: "already_answered", question: q };
+    }
+    if (q.state === "dismissed") return { outcome: "already_dismissed", question: q };
     q.state = "dismissed";
     q.dismissed_at = now.toISOString();
     this.#changed(ticket);
-    return q;
+    return { outcome: "dismissed", question: q };
   }
 
   /** Resolves when the question is settled, `ms` passes or `signal` aborts; returns it as it then is. */

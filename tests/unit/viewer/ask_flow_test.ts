@@ -11,7 +11,7 @@ import {
   reenter,
   reenteredTicket,
 } from "../../../src/viewer/ask_flow.ts";
-import { HumanQuestions } from "../../../src/viewer/questions.ts";
+import { type DismissOutcome, HumanQuestions, type MarkerMaker } from "../../../src/viewer/questions.ts";
 import { ToolError } from "../../../src/errors.ts";
 
 const ASK = { question: "Broken or empty?", choices: ["broken", "empty"], session_id: "s1" };
@@ -21,6 +21,8 @@ interface FakeCall {
   call: ToolCall;
   elicited: Array<Record<string, unknown>>;
   completed: string[];
+  /** Resolves once the first elicitation request has gone out. */
+  firstElicit: Promise<void>;
 }
 
 /** A call whose SDK context answers elicitInput with `reply` (the client's side). */
@@ -35,11 +37,14 @@ function fakeCall(
 ): FakeCall {
   const elicited: Array<Record<string, unknown>> = [];
   const completed: string[] = [];
+  let heard = () => {};
+  const firstElicit = new Promise<void>((resolve) => (heard = resolve));
   const mcpReq = {
     requestState: () => opts.state,
     inputResponses: opts.responses,
     elicitInput: (params: Record<string, unknown>, options?: { signal?: AbortSignal }) => {
       elicited.push(params);
+      heard();
       return (opts.reply ?? (() => Promise.resolve({ action: "accept" as const })))(
         params,
         options?.signal ?? new AbortController().signal,
@@ -56,7 +61,31 @@ function fakeCall(
       : {}),
     requireInput: (_r, placeholder: ToolOutput) => placeholder,
   };
-  return { call, elicited, completed };
+  return { call, elicited, completed, firstElicit };
+}
+
+/** Counts waits (a path that must not wait on the person waits zero times) and reports dismissals. */
+class CountingQuestions extends HumanQuestions {
+  waits = 0;
+  dismissals: string[] = [];
+  afterDismiss = () => {};
+  override wait(ticket: string, ms: number, signal?: AbortSignal) {
+    this.waits++;
+    return super.wait(ticket, ms, signal);
+  }
+  override dismiss(ticket: string, now?: Date): DismissOutcome {
+    const outcome = super.dismiss(ticket, now);
+    this.dismissals.push(outcome.outcome);
+    this.afterDismiss();
+    return outcome;
+  }
+}
+
+/** A marker write that finishes only when `release` is called: the answer stays claimed until then. */
+function slowMarker(): { maker: MarkerMaker; release: () => void } {
+  let release = () => {};
+  const maker: MarkerMaker = () => new Promise((resolve) => (release = () => resolve("m-slow")));
+  return { maker, release: () => release() };
 }
 
 function context(humans: HumanQuestions, call: ToolCall | undefined, gateMs = 2_000): AskContext {
@@ -87,13 +116,13 @@ Deno.test("the channel follows what the client declared: URL first, then form (a
 });
 
 Deno.test("without elicitation a new question is pending at once; a retry waits on the viewer", async () => {
-  const humans = new HumanQuestions();
+  const humans = new CountingQuestions();
   const q = humans.ask(ASK);
   const ctx = context(humans, fakeCall("legacy", {}).call, 5_000);
-  const started = performance.now();
   assertEquals((await reachPerson(ctx, q, true)).kind, "pending");
-  assert(performance.now() - started < 1_000, "no wait before the agent has shown the link");
+  assertEquals(humans.waits, 0, "no wait before the agent has shown the link");
   const retry = reachPerson(ctx, q, false);
+  assertEquals(humans.waits, 1, "the retry waits on the viewer");
   await humans.answer(q.ticket, { choice: "empty" });
   const reached = await retry;
   assertEquals([reached.kind, reached.question.answer?.choice], ["settled", "empty"]);
@@ -196,7 +225,7 @@ Deno.test("a 2025 URL client is asked push-style with the ticket as elicitationI
   const q = humans.ask(ASK);
   const fake = fakeCall("legacy", { elicitation: { url: {} } });
   const reaching = reachPerson(context(humans, fake.call), q, true);
-  await new Promise((r) => setTimeout(r, 10));
+  await fake.firstElicit;
   assertEquals([fake.elicited[0]?.mode, fake.elicited[0]?.url, fake.elicited[0]?.elicitationId], [
     "url",
     URL_LINK,
@@ -245,4 +274,38 @@ Deno.test("a 2025 push elicitation: decline dismisses, a form accept answers, th
     "empty",
     "the viewer's answer ends the form request",
   );
+});
+
+Deno.test("a client's decline while the viewer's answer is being stored: the answer stands, in both eras", async () => {
+  // 2025-11-25: the push elicitation is declined while the marker of the viewer's answer is written.
+  const humans = new CountingQuestions();
+  const pushed = humans.ask(ASK);
+  const pushMarker = slowMarker();
+  humans.afterDismiss = pushMarker.release;
+  const storing = humans.answer(pushed.ticket, { choice: "broken", marked_time_ms: 5 }, pushMarker.maker);
+  const no = fakeCall("legacy", { elicitation: { form: {} } }, {
+    reply: () => Promise.resolve({ action: "decline" }),
+  });
+  const pushReached = await reachPerson(context(humans, no.call), pushed, true);
+  assert((await storing).accepted);
+  assertEquals(humans.dismissals, ["already_answered"]);
+  assertEquals(
+    [pushReached.kind, pushReached.question.state, pushReached.question.answer?.marker_id],
+    ["settled", "answered", "m-slow"],
+  );
+
+  // 2026-07-28: the retried call carries a decline while the viewer's answer is being stored.
+  const round = humans.ask(ASK);
+  humans.noteElicited(round.ticket, "url");
+  const roundMarker = slowMarker();
+  humans.afterDismiss = roundMarker.release;
+  const stored = humans.answer(round.ticket, { choice: "empty", marked_time_ms: 7 }, roundMarker.maker);
+  const retried = fakeCall("modern", { elicitation: { url: {} } }, {
+    state: JSON.stringify({ ticket: round.ticket }),
+    responses: { [INPUT_KEY]: { action: "decline" } },
+  });
+  const reentered = await reenter(context(humans, retried.call), round);
+  assert((await stored).accepted);
+  assertEquals(humans.dismissals, ["already_answered", "already_answered"]);
+  assertEquals([reentered.kind, reentered.question.answer?.choice], ["settled", "empty"]);
 });

@@ -32,7 +32,9 @@ Deno.test("the first answer wins: a second one is already_answered and changes n
   const second = await humans.answer(q.ticket, { choice: "broken", marked_time_ms: 5 }, maker);
   assertEquals(second.accepted ? "accepted" : second.reason, "already_answered");
   assertEquals([q.answer?.choice, marks], ["fine", [800]]);
-  assertEquals(humans.dismiss(q.ticket)?.state, "answered", "an answered question cannot be dismissed");
+  const refused = humans.dismiss(q.ticket);
+  assertEquals(refused.outcome, "already_answered", "an answered question cannot be dismissed");
+  assertEquals(q.state, "answered");
 });
 
 Deno.test("an answer racing one whose marker is still being written is already_answered", async () => {
@@ -43,10 +45,28 @@ Deno.test("an answer racing one whose marker is still being written is already_a
   const first = humans.answer(q.ticket, { choice: "broken", marked_time_ms: 10 }, slow);
   const racing = await humans.answer(q.ticket, { choice: "fine" });
   assertEquals(racing.accepted ? "accepted" : racing.reason, "already_answered");
-  assertEquals(humans.dismiss(q.ticket)?.state, "pending", "a claimed question is not dismissed mid-answer");
   release();
   assert((await first).accepted);
   assertEquals([q.state, q.answer?.choice, q.answer?.marker_id], ["answered", "broken", "m-slow"]);
+});
+
+Deno.test("a dismissal racing an answer whose marker is still being written is already_answered", async () => {
+  const humans = new HumanQuestions();
+  const q = humans.ask(ASK);
+  let release = () => {};
+  const slow: MarkerMaker = () => new Promise((resolve) => (release = () => resolve("m-slow")));
+  let changes = 0;
+  humans.subscribe(() => changes++);
+  const settled = humans.wait(q.ticket, 10_000);
+  const first = humans.answer(q.ticket, { choice: "broken", marked_time_ms: 10 }, slow);
+  const racing = humans.dismiss(q.ticket);
+  assertEquals(racing.outcome, "already_answered", "the answer being stored stands");
+  assertEquals([q.state, q.dismissed_at, changes], ["pending", undefined, 0], "nothing was dismissed");
+  release();
+  assert((await first).accepted);
+  const done = await settled;
+  assertEquals([done?.state, done?.answer?.choice], ["answered", "broken"], "a waiter gets the answer");
+  assertEquals(humans.dismiss(q.ticket).outcome, "already_answered");
 });
 
 Deno.test("an answer outside the choices, to a dismissed or unknown question, is refused by reason", async () => {
@@ -55,8 +75,11 @@ Deno.test("an answer outside the choices, to a dismissed or unknown question, is
   const wrong = await humans.answer(q.ticket, { choice: "maybe" });
   assertEquals(wrong.accepted ? "accepted" : wrong.reason, "invalid_choice");
   assertEquals(q.state, "pending");
-  assertEquals(humans.dismiss(q.ticket)?.state, "dismissed");
+  assertEquals(humans.dismiss(q.ticket).outcome, "dismissed");
+  assertEquals(q.state, "dismissed");
   assert(q.dismissed_at !== undefined);
+  assertEquals(humans.dismiss(q.ticket).outcome, "already_dismissed");
+  assertEquals(humans.dismiss("q-000000000000").outcome, "unknown_ticket");
   const late = await humans.answer(q.ticket, { choice: "fine" });
   assertEquals(late.accepted ? "accepted" : late.reason, "dismissed");
   const unknown = await humans.answer("q-000000000000", { choice: "fine" });
@@ -91,15 +114,23 @@ Deno.test("wait resolves on the answer, on dismissal, at its bound and on abort"
   humans.dismiss(d.ticket);
   assertEquals((await dismissed)?.state, "dismissed");
 
+  // The bound ends only its own wait, with the question still pending; a longer wait goes on.
   const t = humans.ask(ASK);
-  const started = performance.now();
-  assertEquals((await humans.wait(t.ticket, 30))?.state, "pending");
-  assert(performance.now() - started >= 25, "waited out its bound");
-
   const controller = new AbortController();
-  const aborted = humans.wait(t.ticket, 10_000, controller.signal);
+  let longEnded = false;
+  const long = humans.wait(t.ticket, 10_000, controller.signal).then((r) => {
+    longEnded = true;
+    return r;
+  });
+  assertEquals((await humans.wait(t.ticket, 30))?.state, "pending");
+  assertEquals([longEnded, t.state], [false, "pending"], "the longer wait outlives the short bound");
   controller.abort();
-  assertEquals((await aborted)?.state, "pending");
+  assertEquals((await long)?.state, "pending", "an abort ends the wait unsettled");
+  assertEquals(
+    await humans.wait(t.ticket, 10_000, controller.signal),
+    t,
+    "an already aborted signal returns the question as it is",
+  );
   assertEquals(await humans.wait("q-000000000000", 10), undefined);
 });
 
