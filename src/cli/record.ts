@@ -21,6 +21,7 @@ import {
   describeStep,
   parseRecordArgs,
   RECORD_USAGE,
+  type RecordArgs,
   type RecordStep,
   resolveHeadless,
 } from "./record_args.ts";
@@ -153,6 +154,9 @@ function refuseArguments(flag: string, message: string): number {
   return RECORD_EXIT.invalid;
 }
 
+/** Ctrl-C, and a SIGTERM (a terminal closed, a supervisor stopping us; not on Windows), end it early. */
+const STOP_SIGNALS: Deno.Signal[] = Deno.build.os === "windows" ? ["SIGINT"] : ["SIGINT", "SIGTERM"];
+
 export async function recordCommand(app: AppContext, argv: string[]): Promise<number> {
   const parsed = parseRecordArgs(argv);
   if (!parsed.ok) {
@@ -160,10 +164,34 @@ export async function recordCommand(app: AppContext, argv: string[]): Promise<nu
     console.log(RECORD_USAGE);
     return RECORD_EXIT.ok;
   }
-  const args = parsed.args;
+  // From here a stop signal ends the recording early: what was recorded is still written, the browser
+  // stopped and its temporary profile removed. Registered before the launch, so none of that is skipped.
+  const interrupt = new AbortController();
+  const onSignal = () => interrupt.abort();
+  for (const sig of STOP_SIGNALS) Deno.addSignalListener(sig, onSignal);
+  try {
+    return await record(app, parsed.args, interrupt.signal);
+  } finally {
+    for (const sig of STOP_SIGNALS) Deno.removeSignalListener(sig, onSignal);
+  }
+}
+
+/** True when `dir` did not exist (so a run that wrote nothing may remove what it made). */
+async function absent(dir: string): Promise<boolean> {
+  try {
+    await Deno.stat(dir);
+    return false;
+  } catch {
+    return true;
+  }
+}
+
+async function record(app: AppContext, args: RecordArgs, signal: AbortSignal): Promise<number> {
   const startedAt = new Date();
   // `deno task` runs in the config's folder; INIT_CWD is where the user typed the command.
   const outDir = resolve(Deno.env.get("INIT_CWD") || Deno.cwd(), args.out ?? timestampName(startedAt));
+  // Made before the launch so a bad path fails in a moment, and removed again if no browser came up.
+  const madeHere = await absent(outDir);
   try {
     await Deno.mkdir(outDir, { recursive: true });
   } catch (err) {
@@ -179,14 +207,11 @@ export async function recordCommand(app: AppContext, argv: string[]): Promise<nu
     console.error(`krometrail record: could not start a browser: ${e.code}: ${e.message}`);
     if (e.recovery) console.error(`  ${e.recovery}`);
     console.error("  Run `krometrail doctor` to see what is missing and the fix.");
+    // Only the empty folder this run made: never a user's folder, never one holding files.
+    if (madeHere) await Deno.remove(outDir).catch(() => undefined);
     return RECORD_EXIT.could_not_run;
   }
   const sessionId = session.id;
-
-  // Ctrl-C ends the recording early; what was recorded is still written.
-  const interrupt = new AbortController();
-  const onSignal = () => interrupt.abort();
-  Deno.addSignalListener("SIGINT", onSignal);
   const clockStart = performance.now();
   let activity = "starting";
   let frozen: { frames: number; bytes: number } | undefined;
@@ -215,13 +240,13 @@ export async function recordCommand(app: AppContext, argv: string[]): Promise<nu
       args.url,
       args.steps,
       () => session.now(),
-      interrupt.signal,
+      signal,
       show,
       (l) => progress.log(l),
     );
     show(`recording ${args.seconds} s`);
-    await sleep(args.seconds * 1000, interrupt.signal);
-    if (interrupt.signal.aborted) progress.log("krometrail record: interrupted; writing what was recorded");
+    await sleep(args.seconds * 1000, signal);
+    if (signal.aborted) progress.log("krometrail record: interrupted; writing what was recorded");
     await app.recorder.flush();
     const endMs = session.now();
     const status = app.recorder.captures.get(sessionId)?.status();
@@ -240,7 +265,6 @@ export async function recordCommand(app: AppContext, argv: string[]): Promise<nu
   } finally {
     await run("stop_browser", {}).catch(() => undefined);
     await progress.stop();
-    Deno.removeSignalListener("SIGINT", onSignal);
   }
   const summary: RecordSummary = {
     url: args.url,

@@ -4,6 +4,8 @@
  */
 import { chromium } from "playwright-core";
 import { basename, join } from "node:path";
+import { existsSync } from "node:fs";
+import { TEMP_PROFILE_PREFIX } from "../../src/store/browser_record.ts";
 import { SERVER_PERMISSIONS } from "../../build.ts";
 import { serveStatic } from "../../src/demo/static_server.ts";
 import { assert, assertEquals, assertMatch } from "../assert.ts";
@@ -29,6 +31,35 @@ async function record(args: string[], env: Record<string, string>): Promise<Run>
   }).output();
   const dec = new TextDecoder();
   return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+}
+
+/**
+ * A long recording stopped by SIGTERM once it is recording (its progress line says so), as a supervisor
+ * or a closed terminal would stop it; TMPDIR is the caller's, so the temporary profile can be looked for.
+ */
+async function recordUntilSigterm(args: string[], env: Record<string, string>): Promise<Run> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "--quiet", "--frozen", ...SERVER_PERMISSIONS, "main.ts", "record", ...args],
+    cwd: REPO_ROOT,
+    env: { ...Deno.env.toObject(), KROMETRAIL_HEADLESS: "1", NO_COLOR: "1", ...env },
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const stdout = new Response(child.stdout).text();
+  let stderr = "";
+  const reader = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
+  let signalled = false;
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    stderr += value;
+    if (!signalled && /· recording \d+ s/.test(stderr)) {
+      child.kill("SIGTERM");
+      signalled = true;
+    }
+  }
+  const status = await child.status;
+  return { code: status.code, stdout: await stdout, stderr };
 }
 
 function lastLine(text: string): string {
@@ -155,10 +186,11 @@ Deno.test(
     const site = serveStatic();
     const dataDir = await Deno.makeTempDir({ prefix: "krometrail-record-data-" });
     const out = await Deno.makeTempDir({ prefix: "krometrail-record-out-" });
+    const tmp = await Deno.makeTempDir({ prefix: "krometrail-record-tmp-" });
     try {
       const url = `${site.origin}/record/index.html`;
-      // Three runs side by side: only the first drives a browser.
-      const [failed, bad, none] = await Promise.all([
+      // Four runs side by side: the first and the last drive a browser.
+      const [failed, bad, none, stopped] = await Promise.all([
         record(
           [url, "--click", "No such control", "--fill", "Name=Ada", "--seconds", "1", "--out", out],
           { KROMETRAIL_DATA_DIR: dataDir },
@@ -167,6 +199,10 @@ Deno.test(
         record([url, "--seconds", "1", "--out", join(out, "none")], {
           KROMETRAIL_DATA_DIR: dataDir,
           KROMETRAIL_CHROME: "/nonexistent/chromium",
+        }),
+        recordUntilSigterm([url, "--seconds", "120", "--out", join(out, "stopped")], {
+          KROMETRAIL_DATA_DIR: dataDir,
+          TMPDIR: tmp,
         }),
       ]);
       assertEquals(failed.code, 1, failed.stderr);
@@ -195,10 +231,24 @@ Deno.test(
       assertEquals(none.code, 4, none.stderr);
       assertMatch(none.stderr, /could not start a browser/);
       assertMatch(none.stderr, /krometrail doctor/);
+      assert(!existsSync(join(out, "none")), "no empty folder is left when no browser started");
+
+      // SIGTERM mid-recording ends it early like Ctrl-C: the files are written, the profile removed.
+      assertEquals(stopped.code, 0, stopped.stderr);
+      assertMatch(stopped.stderr, /interrupted; writing what was recorded/);
+      assertEquals(lastLine(stopped.stdout), join(out, "stopped"));
+      assert((await Deno.readTextFile(join(out, "stopped", "report.html"))).includes(url), "report.html");
+      await Deno.stat(join(out, "stopped", "events.md"));
+      assertEquals(
+        [...Deno.readDirSync(tmp)].map((e) => e.name).filter((n) => n.startsWith(TEMP_PROFILE_PREFIX)),
+        [],
+        "the temporary profile is removed",
+      );
     } finally {
       await site.close();
       await Deno.remove(dataDir, { recursive: true }).catch(() => {});
       await Deno.remove(out, { recursive: true }).catch(() => {});
+      await Deno.remove(tmp, { recursive: true }).catch(() => {});
     }
   },
 );
