@@ -8,7 +8,9 @@ import { ApiError, artifacts, dom, events, evidence, type RangeQuery } from "./a
 import { answerQuestion, dismissQuestion, listQuestions } from "./api_questions.ts";
 import { defaultPage, frameAt, knownSession, listSessions, timeline } from "./api_timeline.ts";
 
-const BODY_LIMIT = 16_384;
+export const BODY_LIMIT = 16_384;
+/** The latest session instant the API takes (ms). */
+const MS_MAX = 1e9;
 
 export function json(status: number, body: unknown): Response {
   return new Response(JSON.stringify(body), {
@@ -23,14 +25,20 @@ export function errorResponse(status: number, code: string, message: string): Re
 
 /** The JSON body, read no further than the limit (a person's answer is a few bytes). */
 async function readBody(req: Request): Promise<unknown> {
-  const tooLarge = () => new ApiError(413, "body_too_large", "The request body is too large.");
-  if (Number(req.headers.get("content-length") ?? 0) > BODY_LIMIT) throw tooLarge();
+  const tooLarge = (seen: string) =>
+    new ApiError(
+      413,
+      "body_too_large",
+      `The request body is ${seen}; the limit is ${BODY_LIMIT.toLocaleString("en-US")} bytes.`,
+    );
+  const declared = Number(req.headers.get("content-length") ?? 0);
+  if (declared > BODY_LIMIT) throw tooLarge(`${declared.toLocaleString("en-US")} bytes`);
   const chunks: Uint8Array[] = [];
   let size = 0;
   if (req.body) {
     for await (const chunk of req.body) {
       size += chunk.length;
-      if (size > BODY_LIMIT) throw tooLarge();
+      if (size > BODY_LIMIT) throw tooLarge(`at least ${size.toLocaleString("en-US")} bytes`);
       chunks.push(chunk);
     }
   }
@@ -51,8 +59,13 @@ async function readBody(req: Request): Promise<unknown> {
 
 function num(v: unknown, name: string): number {
   const n = typeof v === "number" ? v : typeof v === "string" && v.trim() !== "" ? Number(v) : NaN;
-  if (!Number.isFinite(n) || n < 0 || n > 1e9) {
-    throw new ApiError(400, "invalid_argument", `${name} must be session ms.`);
+  if (!Number.isFinite(n) || n < 0 || n > MS_MAX) {
+    const shown = v === undefined || v === null ? "missing" : JSON.stringify(String(v).slice(0, 40));
+    throw new ApiError(
+      400,
+      "invalid_argument",
+      `${name} is ${shown}; it must be session ms from 0 to 1e9 (${MS_MAX}).`,
+    );
   }
   return n;
 }
@@ -156,6 +169,12 @@ async function route(
       return json(200, t);
     }
     if (what === "artifacts") {
+      if (!post) {
+        // Making artifacts writes evidence: a GET (a prefetch, a link preview) must not.
+        const refused = errorResponse(405, "method_not_allowed", "Artifacts are made by POST, not GET.");
+        refused.headers.set("allow", "POST");
+        return refused;
+      }
       const q = await rangeQuery(app, session, req, url);
       return json(200, await artifacts(app, token, q, q.video));
     }

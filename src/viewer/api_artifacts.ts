@@ -4,10 +4,8 @@
  * (generate_temporal_video), its events (query_browser_events) and the DOM at the playhead (read_dom_at).
  */
 import type { AppContext } from "../mcp/context.ts";
-import { buildCatalogue } from "../mcp/registry.ts";
 import type { ToolOutput } from "../mcp/response.ts";
-import { conditionsOf } from "../mcp/server.ts";
-import type { Tool } from "../mcp/define_tool.ts";
+import { toolsOf } from "../mcp/tool_runner.ts";
 import { EVIDENCE_SCHEME } from "../store/instance.ts";
 
 /** Events of a range listed in the panel; the total is always said. */
@@ -19,11 +17,8 @@ export class ApiError extends Error {
   }
 }
 
-let tools: Map<string, Tool> | undefined;
-
 async function run(app: AppContext, name: string, args: Record<string, unknown>): Promise<ToolOutput> {
-  tools ??= new Map(buildCatalogue(conditionsOf(app)).tools.map((t) => [t.name, t]));
-  const tool = tools.get(name);
+  const tool = toolsOf(app).get(name);
   if (!tool) throw new ApiError(501, "tool_unavailable", `${name} is not available in this process.`);
   const out = await tool.run(args, app);
   if (out.isError) {

@@ -57,8 +57,10 @@ function refuse(status: number, code: string, message: string): GateResult {
 }
 
 /**
- * Judges one request. On success `rest` is the path after `/<token>` ("/" for the entry). The checks
- * run in this order so a rebinding page learns nothing (not even whether its token guess was right).
+ * Judges one request. On success `rest` is the path after `/<token>`: "/" for the entry, "" for the
+ * token without its slash (the server redirects it, or the page's relative URLs would lose the token).
+ * The checks run in this order so a rebinding page learns nothing (not even whether its token guess
+ * was right). HEAD is refused under api/: a HEAD runs the GET handler, and no API caller needs one.
  */
 export function gate(req: GateInput, token: string, port: number): GateResult {
   const host = (req.host ?? "").toLowerCase();
@@ -80,7 +82,11 @@ export function gate(req: GateInput, token: string, port: number): GateResult {
       "Open the viewer by the URL open_viewer or `krometrail view` printed.",
     );
   }
+  const rest = match[2] ?? "";
   const method = req.method.toUpperCase();
+  if (method === "HEAD" && rest.startsWith("/api/")) {
+    return refuse(405, "viewer_method_refused", "HEAD is not served under api/; use GET.");
+  }
   if (method === "POST") {
     if (req.origin === null) {
       return refuse(403, "viewer_origin_required", "A POST must carry this viewer's Origin.");
@@ -92,7 +98,7 @@ export function gate(req: GateInput, token: string, port: number): GateResult {
   } else if (method !== "GET" && method !== "HEAD") {
     return refuse(405, "viewer_method_refused", "Only GET and POST are served.");
   }
-  return { ok: true, rest: match[2] ?? "/" };
+  return { ok: true, rest };
 }
 
 /** The headers every response carries, refusals included. No CORS header, ever. */

@@ -91,6 +91,11 @@ export async function startViewer(app: AppContext): Promise<RunningViewer> {
       return withHeaders(errorResponse(status, code, message), head);
     }
     const rest = verdict.rest;
+    if (rest === "" && (req.method === "GET" || head)) {
+      // The page's relative URLs resolve against the path: without the slash they would lose the token.
+      const to = `/${token}/${url.search}`;
+      return withHeaders(new Response(null, { status: 308, headers: { location: to } }), head);
+    }
     if (rest.startsWith("/api/")) {
       const path = rest.slice("/api/".length);
       if (path === "questions/stream" && req.method === "GET") {

@@ -25,6 +25,7 @@ import { PEOPLE_OUTPUT_SCHEMAS } from "../output_schemas_people.ts";
 import { output, type ToolOutput } from "../response.ts";
 import { instantFields, instantOf } from "./page_state_args.ts";
 import { assertSessionPage, resolveSession } from "./sessions.ts";
+import { viewerUnavailable } from "./viewer.ts";
 
 export const QUESTION_LIMIT = 300;
 export const CHOICE_LIMIT = 40;
@@ -65,7 +66,9 @@ const input = z.strictObject({
       error: (iss) => `choices must be distinct: ${JSON.stringify(iss.input).slice(0, 200)} repeats one`,
     })
     .optional(),
-  ticket: z.string().max(TICKET_LIMIT).optional(),
+  ticket: z.string().max(TICKET_LIMIT, {
+    error: (iss) => `ticket is ${lengthOf(iss.input)} characters; the limit is ${TICKET_LIMIT}`,
+  }).optional(),
   wait_ms: z.number().int().min(0).max(WAIT_MAX_MS, {
     error: (iss) => `wait_ms is ${String(iss.input)}; the limit is ${WAIT_MAX_MS}`,
   }).optional(),
@@ -117,17 +120,6 @@ function tooManyPending(count: number): ToolError {
     recovery:
       "Collect the open questions' answers first (ask_human with their tickets), or wait for them to be dismissed.",
     details: { pending: count, limit: PENDING_LIMIT },
-  });
-}
-
-function viewerUnavailable(err: unknown): ToolError {
-  return new ToolError({
-    code: "viewer_unavailable",
-    message: `The evidence viewer could not start, so the person has nowhere to answer: ${
-      String(err instanceof Error ? err.message : err).slice(0, 200)
-    }.`,
-    retry: "after_recovery",
-    recovery: "Run `krometrail doctor` to see what stops it, then ask again.",
   });
 }
 

@@ -14,11 +14,21 @@ import { assertSessionPage, resolveSession, sessionId } from "./sessions.ts";
 export function viewerUnavailable(err: unknown): ToolError {
   return new ToolError({
     code: "viewer_unavailable",
-    message: `The evidence viewer could not start: ${(err as Error).message ?? String(err)}`.slice(0, 300),
+    message: `The evidence viewer could not start: ${err instanceof Error ? err.message : String(err)}`.slice(
+      0,
+      300,
+    ),
     retry: "after_recovery",
     recovery:
       "Unset KROMETRAIL_VIEWER_PORT (any free port is used) or set it to a free port, then restart the server.",
   });
+}
+
+/** The latest session instant a deep link can name (the same bound as the viewer's own API). */
+const AT_MS_MAX = 1e9;
+
+function atMsOutside(iss: { input: unknown }): string {
+  return `at_ms is ${String(iss.input).slice(0, 40)}; it must be session ms from 0 to 1e9 (${AT_MS_MAX})`;
 }
 
 export const viewerTools: Tool[] = [
@@ -31,7 +41,7 @@ export const viewerTools: Tool[] = [
     input: z.strictObject({
       session_id: sessionId.optional(),
       page_id: pageId.optional(),
-      at_ms: z.number().min(0).max(1e9).optional(),
+      at_ms: z.number().min(0, { error: atMsOutside }).max(AT_MS_MAX, { error: atMsOutside }).optional(),
     }),
     annotations: { readOnlyHint: true, openWorldHint: false },
     handler: async (args, app) => {

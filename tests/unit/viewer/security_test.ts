@@ -48,9 +48,12 @@ Deno.test("the right token, host and no origin pass; the path after the token is
   const r = gate(req(), TOKEN, PORT);
   assert(r.ok);
   assertEquals(r.rest, "/api/sessions");
-  const entry = gate(req({ path: `/${TOKEN}` }), TOKEN, PORT);
+  const entry = gate(req({ path: `/${TOKEN}/` }), TOKEN, PORT);
   assert(entry.ok);
   assertEquals(entry.rest, "/");
+  const bare = gate(req({ path: `/${TOKEN}` }), TOKEN, PORT);
+  assert(bare.ok);
+  assertEquals(bare.rest, "", "the token without its slash is told apart (the server redirects it)");
   for (const host of allowedHosts(PORT)) assert(gate(req({ host }), TOKEN, PORT).ok, host);
   assert(gate(req({ host: `LOCALHOST:${PORT}` }), TOKEN, PORT).ok, "host names are case-insensitive");
 });
@@ -102,6 +105,16 @@ Deno.test("other methods are refused", () => {
   assert(!r.ok);
   assertEquals(r.refusal.code, "viewer_method_refused");
   assert(!gate(req({ method: "OPTIONS", origin: "http://evil.example" }), TOKEN, PORT).ok);
+});
+
+Deno.test("HEAD is refused under api/ (it would run the GET handler) and served for the page", () => {
+  for (const path of [`/${TOKEN}/api/sessions`, `/${TOKEN}/api/sessions/s1/artifacts`]) {
+    const r = gate(req({ method: "HEAD", path }), TOKEN, PORT);
+    assert(!r.ok, path);
+    assertEquals([r.refusal.status, r.refusal.code], [405, "viewer_method_refused"]);
+  }
+  assert(gate(req({ method: "HEAD", path: `/${TOKEN}/` }), TOKEN, PORT).ok);
+  assertEquals(code({ method: "HEAD", path: "/nope/api/sessions" }), "viewer_token_required");
 });
 
 Deno.test("every response header set is strict and has no CORS", () => {
