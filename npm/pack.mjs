@@ -1,13 +1,15 @@
 // prepack/postpack of the npm package: `npm pack` (or `npm publish`) in npm/ first copies what the server
 // runs from into npm/app/ (git-ignored), and removes it afterwards.
 //   node pack.mjs stage | clean
+// KROMETRAIL_REPO_ROOT names the checkout to copy from (default: the folder above this one), so a copy
+// of npm/ elsewhere can be packed without staging anything inside the checkout (the e2e test does).
 import { cpSync, existsSync, readFileSync, rmSync } from "node:fs";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
 
 const HERE = fileURLToPath(new URL("./", import.meta.url));
-const REPO = join(HERE, "..");
+const REPO = process.env.KROMETRAIL_REPO_ROOT ? resolve(process.env.KROMETRAIL_REPO_ROOT) : join(HERE, "..");
 const APP = join(HERE, "app");
 
 /** What main.ts needs at run time, relative to the repo root. The demo and record serve fixtures/site. */

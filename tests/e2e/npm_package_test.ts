@@ -1,6 +1,8 @@
 // The npm package as a user gets it (issue 16: "CI installs the packed npm package into a temp dir and runs
 // `npx krometrail doctor` and an MCP `tools/list` through it"): `npm pack` of npm/, installed into a temp
-// project, run through npx with no deno on PATH (the bin must use the `deno` npm package it depends on).
+// project, run through npx with no deno on PATH (the bin must use the `deno` npm package it depends on) and an
+// empty DENO_DIR, as on a machine with only Node: the first run fills deno's cache from nothing. It is
+// packed from a temp copy of npm/ (KROMETRAIL_REPO_ROOT names this checkout), so nothing is staged here.
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { delimiter, join } from "node:path";
@@ -75,9 +77,11 @@ Deno.test({
   ...e2e,
   async fn() {
     const packDir = await Deno.makeTempDir({ prefix: "krometrail-npm-pack-" });
+    const npmCopy = await Deno.makeTempDir({ prefix: "krometrail-npm-src-" });
+    const denoDir = await Deno.makeTempDir({ prefix: "krometrail-npm-deno-dir-" });
     const installDir = await Deno.makeTempDir({ prefix: "krometrail-npm-install-" });
     const dataDir = await Deno.makeTempDir({ prefix: "krometrail-npm-data-" });
-    const env = nodeOnlyEnv({ KROMETRAIL_DATA_DIR: dataDir, KROMETRAIL_HEADLESS: "1" });
+    const env = nodeOnlyEnv({ KROMETRAIL_DATA_DIR: dataDir, KROMETRAIL_HEADLESS: "1", DENO_DIR: denoDir });
     const timings: Record<string, number> = {};
     const timed = async <T>(label: string, body: () => Promise<T>): Promise<T> => {
       const t0 = performance.now();
@@ -91,14 +95,22 @@ Deno.test({
     try {
       expectSuccess("npm --version", await run("npm", ["--version"], installDir, env));
 
+      // The package's own files, without a staged app/ or a tarball a release run left there.
+      for (const name of ["package.json", "pack.mjs", "README.md", "bin", "lib"]) {
+        await copyTree(join(NPM_DIR, name), join(npmCopy, name));
+      }
       const packed = await timed(
         "pack",
-        () => run("npm", ["pack", "--pack-destination", packDir], NPM_DIR, env),
+        () =>
+          run("npm", ["pack", "--pack-destination", packDir], npmCopy, {
+            ...env,
+            KROMETRAIL_REPO_ROOT: REPO_ROOT,
+          }),
       );
       expectSuccess("npm pack", packed);
       const tarball = join(packDir, `krometrail-${denoJson.version}.tgz`);
       const size = (await Deno.stat(tarball)).size;
-      await assertStagingCleaned();
+      await assertAbsent(join(npmCopy, "app"), "postpack left the staged app/ behind");
 
       expectSuccess(
         "npm install",
@@ -151,20 +163,27 @@ Deno.test({
       console.error(`npm package: ${size} bytes packed; ms ${JSON.stringify(timings)}`);
     } finally {
       await client?.close().catch(() => {});
-      for (const dir of [packDir, installDir, dataDir]) {
+      for (const dir of [packDir, npmCopy, denoDir, installDir, dataDir]) {
         await Deno.remove(dir, { recursive: true }).catch(() => {});
       }
     }
   },
 });
 
-/** postpack removed the staged copies, so the checkout's fmt/lint never see them. */
-async function assertStagingCleaned(): Promise<void> {
+/** `path` does not exist (postpack removed what prepack staged). */
+async function assertAbsent(path: string, message: string): Promise<void> {
   try {
-    await Deno.stat(join(NPM_DIR, "app"));
+    await Deno.stat(path);
   } catch (err) {
     if (err instanceof Deno.errors.NotFound) return;
     throw err;
   }
-  throw new Error("npm/app is left behind after npm pack");
+  throw new Error(`${message}: ${path}`);
+}
+
+async function copyTree(from: string, to: string): Promise<void> {
+  const info = await Deno.stat(from);
+  if (!info.isDirectory) return await Deno.copyFile(from, to);
+  await Deno.mkdir(to, { recursive: true });
+  for await (const entry of Deno.readDir(from)) await copyTree(join(from, entry.name), join(to, entry.name));
 }
