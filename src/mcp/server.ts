@@ -235,10 +235,17 @@ function buildServer(app: AppContext, paged: PagedCatalogue, era: Era): McpServe
       }
     },
   );
-  mcp.server.onerror = (err: Error) =>
-    log.warn("protocol error: {message}", { message: err.message.slice(0, 300) });
+  mcp.server.onerror = (err: Error) => {
+    const message = err.message.slice(0, 300);
+    // A client's late reply to a request we already gave up on (ask_human's gate cut an elicitation short).
+    if (err.message.startsWith(LATE_REPLY)) log.info("late reply ignored: {message}", { message });
+    else log.warn("protocol error: {message}", { message });
+  };
   return mcp;
 }
+
+/** The SDK's words for a response whose request it no longer tracks (timed out or cancelled). */
+const LATE_REPLY = "Received a response for an unknown message ID";
 
 /** Serves MCP on stdio until the client closes stdin; resolves when the connection ends. */
 export function serveMcp(app: AppContext): Promise<void> {
