@@ -107,6 +107,11 @@ Deno.test({
         const slow = await asker.call({ question: "q", choices: ["a", "b"], wait_ms: 120_001 });
         assertMatch(textOf(slow), /wait_ms is 120001; the limit is 120000/);
         assertEquals(errorCode(await asker.call({ choices: ["a", "b"] })), "invalid_arguments");
+        const ticket = await asker.call({ ticket: "q".repeat(65) });
+        assertMatch(textOf(ticket), /ticket is 65 characters; the limit is 64/);
+        const far = await asker.tool("open_viewer", { at_ms: 2e9 });
+        assertEquals(errorCode(far), "invalid_arguments");
+        assertMatch(textOf(far), /at_ms is 2000000000; it must be session ms from 0 to 1e9/);
       });
     } finally {
       await browser.close();
