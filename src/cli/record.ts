@@ -32,9 +32,8 @@ import {
   readInteractions,
   recordedRange,
   renderArtifacts,
-  type RunTool,
-  toolRunner,
 } from "./record_collect.ts";
+import { type RunTool, toolRunner } from "../mcp/tool_runner.ts";
 import { buildReportHtml, type ReportImages } from "./report_html.ts";
 
 export const RECORD_EXIT = { ok: 0, step_failed: 1, invalid: 2, could_not_run: 4 } as const;

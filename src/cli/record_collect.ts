@@ -4,9 +4,8 @@
  * browser events and the interactions, in the shapes the report and events.md take.
  */
 import type { AppContext } from "../mcp/context.ts";
-import { buildCatalogue } from "../mcp/registry.ts";
 import type { ToolOutput } from "../mcp/response.ts";
-import { conditionsOf } from "../mcp/server.ts";
+import type { RunTool } from "../mcp/tool_runner.ts";
 import { EVIDENCE_SCHEME } from "../store/instance.ts";
 import type { EventRecord, InteractionRecord } from "./events_md.ts";
 import type { ReportImages } from "./report_html.ts";
@@ -14,17 +13,6 @@ import type { ReportImages } from "./report_html.ts";
 /** Browser events the report lists; a busy page beyond this is counted, not listed. */
 export const MAX_REPORT_EVENTS = 1_000;
 const EVENTS_PAGE = 200;
-
-export type RunTool = (name: string, args: Record<string, unknown>) => Promise<ToolOutput>;
-
-export function toolRunner(app: AppContext): RunTool {
-  const tools = new Map(buildCatalogue(conditionsOf(app)).tools.map((t) => [t.name, t]));
-  return async (name, args) => {
-    const tool = tools.get(name);
-    if (!tool) throw new Error(`tool ${name} is not available in this build`);
-    return await tool.run(args, app);
-  };
-}
 
 export function errorOf(out: ToolOutput): { code: string; message: string; recovery?: string } {
   const e = out.structured.error as { code?: string; message?: string; recovery?: string } | undefined;

@@ -5,8 +5,7 @@
  * Ctrl-C or SIGTERM; progress goes to stderr.
  */
 import type { AppContext } from "../mcp/context.ts";
-import { buildCatalogue } from "../mcp/registry.ts";
-import { conditionsOf } from "../mcp/server.ts";
+import { toolRunner } from "../mcp/tool_runner.ts";
 
 const USAGE = "usage: krometrail view [URL] [--headless]";
 
@@ -61,11 +60,9 @@ export async function viewCommand(app: AppContext, args: string[]): Promise<numb
   }
   let line = viewer.url;
   if (opts.url) {
-    const tools = new Map(buildCatalogue(conditionsOf(app)).tools.map((t) => [t.name, t]));
+    const runTool = toolRunner(app);
     const run = async (name: string, toolArgs: Record<string, unknown>) => {
-      const tool = tools.get(name);
-      if (!tool) throw new Error(`${name} is not available`);
-      const out = await tool.run(toolArgs, app);
+      const out = await runTool(name, toolArgs);
       if (out.isError) throw new Error(out.text.split("\n").slice(0, 3).join(" "));
       return out;
     };

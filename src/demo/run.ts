@@ -1,8 +1,7 @@
 import { join, resolve } from "node:path";
 import type { AppContext } from "../mcp/context.ts";
-import { buildCatalogue } from "../mcp/registry.ts";
 import type { ToolOutput } from "../mcp/response.ts";
-import { conditionsOf } from "../mcp/server.ts";
+import { toolsOf } from "../mcp/tool_runner.ts";
 import { EVIDENCE_SCHEME } from "../store/instance.ts";
 import { serveStatic } from "./static_server.ts";
 import { saveTransition, TRANSITION_PAGE } from "./transition.ts";
@@ -38,7 +37,8 @@ export async function runDemo(app: AppContext, args: string[]): Promise<number> 
   const userUrl = args.find((a, i) => !a.startsWith("--") && (outFlag < 0 || i !== outFlag + 1));
   const fixture = userUrl ? undefined : serveStatic();
   const url = userUrl ?? `${fixture?.origin}/index.html`;
-  const tools = new Map(buildCatalogue(conditionsOf(app)).tools.map((t) => [t.name, t]));
+  // A step whose tool this process does not offer (ffmpeg missing: no video) is left out, not failed.
+  const tools = toolsOf(app);
   await Deno.mkdir(outDir, { recursive: true });
   console.log(`Writing screenshots${userUrl ? "" : ", the storyboard"} and report.md to ${outDir}\n`);
   const sections: string[] = [];
