@@ -138,6 +138,11 @@ interface CanvasPage {
  * back as RGBA (same-origin, so the canvas is not tainted), then reduced to the luma grid here.
  */
 async function displayed(page: Page, selector: string): Promise<{ blocks: number[]; mean: number }> {
+  // A new src is decoded before it is drawn: wait for the element to hold a loaded image.
+  await page.waitForFunction((sel: string) => {
+    const img = (globalThis as unknown as CanvasPage).document.querySelector(sel);
+    return img !== null && img.complete && img.naturalWidth > 0;
+  }, selector);
   const got = await page.evaluate((sel: string) => {
     const doc = (globalThis as unknown as CanvasPage).document;
     const img = doc.querySelector(sel);
@@ -318,16 +323,17 @@ Deno.test({
         );
         await page.click(`.tick-interaction[data-interaction-id="${interactionId}"]`);
         await page.waitForSelector(`img#frame[data-ordinal="${frameOrdinal}"]`);
-        await page.waitForFunction((sel: string) => {
-          const img = (globalThis as unknown as CanvasPage).document.querySelector(sel);
-          return img !== null && img.complete && img.naturalWidth > 0;
-        }, "img#frame");
         const shown = await displayed(page, "img#frame");
         const toExpected = meanAbsDiff(shown.blocks, expected.blocks);
         const toDark = meanAbsDiff(shown.blocks, expectedDark.blocks);
         assert(
           toExpected < 8,
           `the viewer displays the interaction's own frame (block luma off by ${toExpected})`,
+        );
+        console.error(
+          `viewer pixels: block luma ${toExpected.toFixed(1)} off the tools' frame, ${
+            toDark.toFixed(1)
+          } off the dark one`,
         );
         assert(toDark > 40, `and it differs clearly from the dark frame before the click (${toDark})`);
         assert(
