@@ -27,7 +27,7 @@ const USAGE = "usage: krometrail doctor [--json] [--executable PATH]\n" +
   "  --json             one JSON object on stdout instead of the report\n" +
   "  --executable PATH  check this browser, as start_browser's executable argument would use it";
 
-/** The server gives ffmpeg 5 s at startup; beside doctor's launch (≤ 15 s) a loaded machine gets more. */
+/** The server gives ffmpeg 5 s at startup; beside doctor's launch (≤ 24 s) a loaded machine gets more. */
 const FFMPEG_QUALIFY_MS = 10_000;
 
 interface DoctorArgs {
