@@ -7,7 +7,7 @@ import { assert, assertEquals } from "../assert.ts";
 import { signedMs } from "../../src/temporal/render/layout.ts";
 import { decodeJpeg } from "../../src/vision/jpeg_decode.ts";
 import type { RgbaImage } from "../../src/vision/image.ts";
-import { e2e, type ServerHandle, structured, textOf, withServer } from "./harness.ts";
+import { e2e, type ServerHandle, sharedServerChecks, structured, textOf } from "./harness.ts";
 import type { StaticServer } from "../../src/demo/static_server.ts";
 import { PASSING_MS } from "../../src/temporal/transients.ts";
 import {
@@ -206,17 +206,6 @@ async function reversalStory(server: ServerHandle, site: StaticServer): Promise<
 const BROWSER = { headless: true };
 
 /**
- * Stops the browser and starts another as the harness does: a check keeps the fresh browser (and
- * screencast) it had with a server of its own, for only the cost of a browser start.
- */
-async function freshBrowser(server: ServerHandle, browser: Record<string, unknown>): Promise<void> {
-  const stopped = await server.call("stop_browser", {});
-  if (stopped.isError) throw new Error(`stop_browser failed: ${textOf(stopped)}`);
-  const started = await server.call("start_browser", { temporary: true, ...browser });
-  if (started.isError) throw new Error(`start_browser failed: ${textOf(started)}`);
-}
-
-/**
  * Both checks share one server process (its start is most of what each would otherwise cost under load),
  * each with a browser (and session) of its own: the first click's check reads its session's events from
  * the start, and needs the fixture site's favicon request, which a browser makes once.
@@ -225,26 +214,14 @@ Deno.test({
   name: "bundle story",
   ...e2e,
   fn: (t) =>
-    withServer(async (server, site) => {
-      const steps: Array<[string, (server: ServerHandle, site: StaticServer) => Promise<void>]> = [
-        [
-          "bundle story: a first click on a fresh page opens on its document, counts change from dispatch, names the transient states",
-          firstClickStory,
-        ],
-        [
-          "bundle story: a reversal whose extreme looks exactly like its rest shows the extreme before the return",
-          reversalStory,
-        ],
-      ];
-      for (const [i, [name, check]] of steps.entries()) {
-        await t.step({
-          name,
-          ...e2e,
-          fn: async () => {
-            if (i > 0) await freshBrowser(server, BROWSER);
-            await check(server, site);
-          },
-        });
-      }
-    }, { browser: BROWSER }),
+    sharedServerChecks(t, [
+      [
+        "bundle story: a first click on a fresh page opens on its document, counts change from dispatch, names the transient states",
+        firstClickStory,
+      ],
+      [
+        "bundle story: a reversal whose extreme looks exactly like its rest shows the extreme before the return",
+        reversalStory,
+      ],
+    ], BROWSER),
 });

@@ -136,3 +136,36 @@ export async function startDebugChrome(
   child.kill("SIGKILL");
   throw new Error("debug Chromium did not start");
 }
+
+/** Stops the browser and starts another, as withServer's `browser` option does for a fresh server. */
+export async function freshBrowser(server: ServerHandle, browser: Record<string, unknown>): Promise<void> {
+  const stopped = await server.call("stop_browser", {});
+  if (stopped.isError) throw new Error(`stop_browser failed: ${textOf(stopped)}`);
+  const started = await server.call("start_browser", { temporary: true, ...browser });
+  if (started.isError) throw new Error(`start_browser failed: ${textOf(started)}`);
+}
+
+export type SharedCheck = [name: string, check: (server: ServerHandle, site: StaticServer) => Promise<void>];
+
+/**
+ * Runs checks as steps of one test on one server process (its start is most of what each would otherwise
+ * cost under load); each check gets a browser (and screencast) of its own, as with a server of its own.
+ */
+export function sharedServerChecks(
+  t: Deno.TestContext,
+  checks: SharedCheck[],
+  browser: Record<string, unknown>,
+): Promise<void> {
+  return withServer(async (server, site) => {
+    for (const [i, [name, check]] of checks.entries()) {
+      await t.step({
+        name,
+        ...e2e,
+        fn: async () => {
+          if (i > 0) await freshBrowser(server, browser);
+          await check(server, site);
+        },
+      });
+    }
+  }, { browser });
+}

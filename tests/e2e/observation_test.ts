@@ -1,7 +1,7 @@
 import { decode } from "fast-png";
 import { assert, assertEquals } from "../assert.ts";
 import { decodeJpeg } from "../../src/vision/jpeg_decode.ts";
-import { e2e, type ServerHandle, structured, textOf, withServer } from "./harness.ts";
+import { e2e, type ServerHandle, sharedServerChecks, structured, textOf } from "./harness.ts";
 import type { StaticServer } from "../../src/demo/static_server.ts";
 
 interface Shot {
@@ -143,17 +143,6 @@ async function settledOrNot(server: ServerHandle, site: StaticServer): Promise<v
 const BROWSER = { headless: true };
 
 /**
- * Stops the browser and starts another as the harness does: a check keeps the fresh browser (and
- * screencast) it had with a server of its own, for only the cost of a browser start.
- */
-async function freshBrowser(server: ServerHandle, browser: Record<string, unknown>): Promise<void> {
-  const stopped = await server.call("stop_browser", {});
-  if (stopped.isError) throw new Error(`stop_browser failed: ${textOf(stopped)}`);
-  const started = await server.call("start_browser", { temporary: true, ...browser });
-  if (started.isError) throw new Error(`start_browser failed: ${textOf(started)}`);
-}
-
-/**
  * The checks share one server process (its start is most of what each would otherwise cost under load),
  * each with a browser of its own, on pages of its own (a query no other check loads).
  */
@@ -161,24 +150,12 @@ Deno.test({
   name: "observation",
   ...e2e,
   fn: (t) =>
-    withServer(async (server, site) => {
-      const steps: Array<[string, (server: ServerHandle, site: StaticServer) => Promise<void>]> = [
-        [
-          "first clicks on fresh pages return an image painted after the dispatch, never the frame before",
-          firstClicks,
-        ],
-        ["an error replaced when the click's request answers is reported as still changing", replacedError],
-        ["a page static after the click is settled; a spinner elsewhere keeps it changing", settledOrNot],
-      ];
-      for (const [i, [name, check]] of steps.entries()) {
-        await t.step({
-          name,
-          ...e2e,
-          fn: async () => {
-            if (i > 0) await freshBrowser(server, BROWSER);
-            await check(server, site);
-          },
-        });
-      }
-    }, { browser: BROWSER }),
+    sharedServerChecks(t, [
+      [
+        "first clicks on fresh pages return an image painted after the dispatch, never the frame before",
+        firstClicks,
+      ],
+      ["an error replaced when the click's request answers is reported as still changing", replacedError],
+      ["a page static after the click is settled; a spinner elsewhere keeps it changing", settledOrNot],
+    ], BROWSER),
 });

@@ -1,7 +1,7 @@
 import { assert, assertEquals } from "../assert.ts";
 import { decodeJpeg } from "../../src/vision/jpeg_decode.ts";
 import type { RgbaImage } from "../../src/vision/image.ts";
-import { e2e, errorCode, refOf, type ServerHandle, structured, textOf, withServer } from "./harness.ts";
+import { e2e, errorCode, refOf, type ServerHandle, sharedServerChecks, structured } from "./harness.ts";
 import type { StaticServer } from "../../src/demo/static_server.ts";
 import { openPanel, openPanelClick } from "./transition_flow.ts";
 import { PASSING_MS } from "../../src/temporal/transients.ts";
@@ -336,17 +336,6 @@ async function viewportEpochs(server: ServerHandle, site: StaticServer): Promise
 const BROWSER = { headless: true };
 
 /**
- * Stops the browser and starts another as the harness does: a check keeps the fresh browser (and
- * screencast) it had with a server of its own, for only the cost of a browser start.
- */
-async function freshBrowser(server: ServerHandle, browser: Record<string, unknown>): Promise<void> {
-  const stopped = await server.call("stop_browser", {});
-  if (stopped.isError) throw new Error(`stop_browser failed: ${textOf(stopped)}`);
-  const started = await server.call("start_browser", { temporary: true, ...browser });
-  if (started.isError) throw new Error(`start_browser failed: ${textOf(started)}`);
-}
-
-/**
  * The checks share one server process (its start is most of what each would otherwise cost under load),
  * each with a browser of its own, and each works in ranges of its own actions.
  */
@@ -354,30 +343,18 @@ Deno.test({
   name: "temporal",
   ...e2e,
   fn: (t) =>
-    withServer(async (server, site) => {
-      const steps: Array<[string, (server: ServerHandle, site: StaticServer) => Promise<void>]> = [
-        [
-          "temporal bundle: a click's 120 ms flash and the panel's reversal are among the storyboard frames, the difference map covers the path",
-          bundleOfClick,
-        ],
-        [
-          "temporal stable page: caret and spinner are the only change regions; nothing is invented elsewhere",
-          stablePage,
-        ],
-        [
-          "temporal epochs: a viewport change splits the range; the bundle keeps the anchor's epoch, artifacts cover all",
-          viewportEpochs,
-        ],
-      ];
-      for (const [i, [name, check]] of steps.entries()) {
-        await t.step({
-          name,
-          ...e2e,
-          fn: async () => {
-            if (i > 0) await freshBrowser(server, BROWSER);
-            await check(server, site);
-          },
-        });
-      }
-    }, { browser: BROWSER }),
+    sharedServerChecks(t, [
+      [
+        "temporal bundle: a click's 120 ms flash and the panel's reversal are among the storyboard frames, the difference map covers the path",
+        bundleOfClick,
+      ],
+      [
+        "temporal stable page: caret and spinner are the only change regions; nothing is invented elsewhere",
+        stablePage,
+      ],
+      [
+        "temporal epochs: a viewport change splits the range; the bundle keeps the anchor's epoch, artifacts cover all",
+        viewportEpochs,
+      ],
+    ], BROWSER),
 });

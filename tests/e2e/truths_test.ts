@@ -4,10 +4,10 @@ import {
   errorCode,
   REPO_ROOT,
   type ServerHandle,
+  sharedServerChecks,
   startServer,
   structured,
   textOf,
-  withServer,
 } from "./harness.ts";
 import type { StaticServer } from "../../src/demo/static_server.ts";
 
@@ -176,17 +176,6 @@ async function eventAttribution(server: ServerHandle, site: StaticServer): Promi
 const BROWSER = { headless: true };
 
 /**
- * Stops the browser and starts another as the harness does: a check keeps the fresh browser (and
- * session) it had with a server of its own, for only the cost of a browser start.
- */
-async function freshBrowser(server: ServerHandle, browser: Record<string, unknown>): Promise<void> {
-  const stopped = await server.call("stop_browser", {});
-  if (stopped.isError) throw new Error(`stop_browser failed: ${textOf(stopped)}`);
-  const started = await server.call("start_browser", { temporary: true, ...browser });
-  if (started.isError) throw new Error(`start_browser failed: ${textOf(started)}`);
-}
-
-/**
  * The checks that need only a headless browser share one server process (its start is most of what each
  * would otherwise cost under load), each with a browser (and session) of its own.
  */
@@ -194,31 +183,19 @@ Deno.test({
   name: "truths",
   ...e2e,
   fn: (t) =>
-    withServer(async (server, site) => {
-      const steps: Array<[string, (server: ServerHandle, site: StaticServer) => Promise<void>]> = [
-        [
-          "page.title is the document title, in action results and list_pages; an untitled document has none",
-          pageTitles,
-        ],
-        ["a navigation that ends in an HTTP error reports the status and a note", httpErrorNavigation],
-        [
-          "evaluate_page honours timeout_ms, and its timeout blames a dialog only when one is open",
-          evaluateTimeouts,
-        ],
-        [
-          "events are attributed by when they happened: a fetch begun by a navigation is the navigation's, a click's fetch the click's, and nothing from before a click began is the click's",
-          eventAttribution,
-        ],
-      ];
-      for (const [i, [name, check]] of steps.entries()) {
-        await t.step({
-          name,
-          ...e2e,
-          fn: async () => {
-            if (i > 0) await freshBrowser(server, BROWSER);
-            await check(server, site);
-          },
-        });
-      }
-    }, { browser: BROWSER }),
+    sharedServerChecks(t, [
+      [
+        "page.title is the document title, in action results and list_pages; an untitled document has none",
+        pageTitles,
+      ],
+      ["a navigation that ends in an HTTP error reports the status and a note", httpErrorNavigation],
+      [
+        "evaluate_page honours timeout_ms, and its timeout blames a dialog only when one is open",
+        evaluateTimeouts,
+      ],
+      [
+        "events are attributed by when they happened: a fetch begun by a navigation is the navigation's, a click's fetch the click's, and nothing from before a click began is the click's",
+        eventAttribution,
+      ],
+    ], BROWSER),
 });
