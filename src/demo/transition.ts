@@ -8,27 +8,17 @@ import type { AppContext } from "../mcp/context.ts";
 import type { ToolOutput } from "../mcp/response.ts";
 import { signedMs } from "../temporal/render/layout.ts";
 import { EVIDENCE_SCHEME } from "../store/instance.ts";
+import type { TransientView as FullTransientView } from "../temporal/transients.ts";
 
 export const TRANSITION_PAGE = "demo_transition.html";
 export const STORYBOARD_FILE = "storyboard.png";
 export const DIFFERENCE_MAP_FILE = "difference-map.png";
 
-interface Rect {
-  x: number;
-  y: number;
-  width: number;
-  height: number;
-}
-
-export interface TransientView {
-  bounds: Rect;
-  colour: string | null;
-  appeared_ms: number;
-  replaced_ms: number;
-  duration_ms: number;
-  frame_id: number;
-  looks_final: "identical" | "nearly" | null;
-}
+/** The fields of a bundle's transient state the demo words (temporal/transients.ts). */
+export type TransientView = Pick<
+  FullTransientView,
+  "bounds" | "colour" | "appeared_ms" | "replaced_ms" | "duration_ms" | "frame_id" | "looks_final"
+>;
 
 export interface ArtifactView {
   kind: string;
@@ -54,7 +44,7 @@ function wrongState(states: TransientView[]): TransientView | undefined {
   return states.find((s) => s.colour === "red" && !s.looks_final) ?? states.find((s) => !s.looks_final);
 }
 
-function area(r: Rect): string {
+function area(r: TransientView["bounds"]): string {
   return `${Math.round(r.x)},${Math.round(r.y)} ${Math.round(r.width)}×${Math.round(r.height)} px`;
 }
 

@@ -8,6 +8,9 @@ import { humanMarkerMaker } from "./human_marker.ts";
 import type { HumanQuestion } from "./questions.ts";
 import { ApiError } from "./api_artifacts.ts";
 
+const UNKNOWN_TICKET = "No question with this ticket in this process.";
+const ALREADY_ANSWERED = "This question was already answered; the first answer stands.";
+
 function view(q: HumanQuestion) {
   return {
     ticket: q.ticket,
@@ -61,12 +64,12 @@ export async function answerQuestion(app: AppContext, ticket: string, body: unkn
   if (!outcome.accepted) {
     switch (outcome.reason) {
       case "unknown_ticket":
-        throw new ApiError(404, "unknown_ticket", "No question with this ticket in this process.");
+        throw new ApiError(404, "unknown_ticket", UNKNOWN_TICKET);
       case "already_answered":
         throw new ApiError(
           409,
           "already_answered",
-          "This question was already answered; the first answer stands.",
+          ALREADY_ANSWERED,
         );
       case "dismissed":
         throw new ApiError(409, "question_dismissed", "This question was dismissed.");
@@ -88,12 +91,12 @@ export function dismissQuestion(app: AppContext, ticket: string) {
   const r = app.humans.dismiss(ticket);
   switch (r.outcome) {
     case "unknown_ticket":
-      throw new ApiError(404, "unknown_ticket", "No question with this ticket in this process.");
+      throw new ApiError(404, "unknown_ticket", UNKNOWN_TICKET);
     case "already_answered":
       throw new ApiError(
         409,
         "already_answered",
-        "This question was already answered; the first answer stands.",
+        ALREADY_ANSWERED,
       );
     case "dismissed":
     case "already_dismissed":
