@@ -8,8 +8,18 @@ import { humanMarkerMaker } from "./human_marker.ts";
 import type { HumanQuestion } from "./questions.ts";
 import { ApiError } from "./api_artifacts.ts";
 
-const UNKNOWN_TICKET = "No question with this ticket in this process.";
-const ALREADY_ANSWERED = "This question was already answered; the first answer stands.";
+/** Why the viewer refuses an answer or a dismissal: HTTP status, code, message. */
+const REFUSALS = {
+  unknown_ticket: [404, "unknown_ticket", "No question with this ticket in this process."],
+  already_answered: [409, "already_answered", "This question was already answered; the first answer stands."],
+  dismissed: [409, "question_dismissed", "This question was dismissed."],
+  invalid_choice: [400, "invalid_choice", "The choice is not one of the question's choices."],
+} as const;
+
+function refusal(reason: keyof typeof REFUSALS): ApiError {
+  const [status, code, message] = REFUSALS[reason];
+  return new ApiError(status, code, message);
+}
 
 function view(q: HumanQuestion) {
   return {
@@ -61,22 +71,7 @@ export async function answerQuestion(app: AppContext, ticket: string, body: unkn
     const e = asToolError(err);
     throw new ApiError(400, e.code, e.message);
   }
-  if (!outcome.accepted) {
-    switch (outcome.reason) {
-      case "unknown_ticket":
-        throw new ApiError(404, "unknown_ticket", UNKNOWN_TICKET);
-      case "already_answered":
-        throw new ApiError(
-          409,
-          "already_answered",
-          ALREADY_ANSWERED,
-        );
-      case "dismissed":
-        throw new ApiError(409, "question_dismissed", "This question was dismissed.");
-      case "invalid_choice":
-        throw new ApiError(400, "invalid_choice", "The choice is not one of the question's choices.");
-    }
-  }
+  if (!outcome.accepted) throw refusal(outcome.reason);
   const a = outcome.question.answer;
   return {
     status: "answered" as const,
@@ -91,13 +86,8 @@ export function dismissQuestion(app: AppContext, ticket: string) {
   const r = app.humans.dismiss(ticket);
   switch (r.outcome) {
     case "unknown_ticket":
-      throw new ApiError(404, "unknown_ticket", UNKNOWN_TICKET);
     case "already_answered":
-      throw new ApiError(
-        409,
-        "already_answered",
-        ALREADY_ANSWERED,
-      );
+      throw refusal(r.outcome);
     case "dismissed":
     case "already_dismissed":
       return { status: "dismissed" as const };

@@ -1,7 +1,7 @@
 import { assert, assertEquals, assertMatch } from "../../assert.ts";
 import type { AppContext } from "../../../src/mcp/context.ts";
+import { indexWithSession } from "./index_fixture.ts";
 import { toolRunner, toolsOf, ToolUnavailable } from "../../../src/mcp/tool_runner.ts";
-import { insertRow, openIndex } from "../../../src/store/index_db.ts";
 import { BODY_LIMIT, handleApi } from "../../../src/viewer/api.ts";
 import { HumanQuestions, type MarkerMaker } from "../../../src/viewer/questions.ts";
 
@@ -10,19 +10,8 @@ const ASK = { question: "Broken?", choices: ["yes", "no"], session_id: "s1" };
 
 /** An app with one recorded session (no page) and the question registry; nothing to flush. */
 async function fixture(humans = new HumanQuestions()) {
-  const dir = await Deno.makeTempDir({ prefix: "krometrail-viewer-api-unit-" });
-  const { db } = openIndex(dir);
-  insertRow(db, "sessions", {
-    id: "s1",
-    ordinal: 1,
-    mode: "launch",
-    profile: "temporary",
-    started_at: "2026-12-02T10:00:00.000Z",
-    ended_at: null,
-    every_nth_frame: 1,
-    focus: "{}",
-    capabilities: "{}",
-  });
+  const index = await indexWithSession(null);
+  const db = index.db;
   const app = {
     humans,
     recorder: { flush: () => Promise.resolve(), reader: () => db, captures: new Map() },
@@ -43,10 +32,7 @@ async function fixture(humans = new HumanQuestions()) {
   return {
     app,
     call,
-    close: async () => {
-      db.close();
-      await Deno.remove(dir, { recursive: true });
-    },
+    close: index.close,
   };
 }
 

@@ -1,25 +1,15 @@
 import type { DatabaseSync } from "node:sqlite";
 import { assert, assertEquals } from "../../assert.ts";
 import type { AppContext } from "../../../src/mcp/context.ts";
-import { insertRow, openIndex } from "../../../src/store/index_db.ts";
+import { indexWithSession } from "./index_fixture.ts";
+import { insertRow } from "../../../src/store/index_db.ts";
 import { FRAME_LIST_LIMIT, listSessions, timeline } from "../../../src/viewer/api_timeline.ts";
 
 const MS = 1e6;
 
 async function fixture(): Promise<{ db: DatabaseSync; app: AppContext; close: () => Promise<void> }> {
-  const dir = await Deno.makeTempDir({ prefix: "krometrail-viewer-unit-" });
-  const { db } = openIndex(dir);
-  insertRow(db, "sessions", {
-    id: "s1",
-    ordinal: 1,
-    mode: "launch",
-    profile: "temporary",
-    started_at: "2026-12-02T10:00:00.000Z",
-    ended_at: "2026-12-02T10:01:00.000Z",
-    every_nth_frame: 1,
-    focus: "{}",
-    capabilities: "{}",
-  });
+  const index = await indexWithSession("2026-12-02T10:01:00.000Z");
+  const db = index.db;
   insertRow(db, "targets", { session_id: "s1", page_id: "p1", target_id: "T1", created_ns: 100 * MS });
   // The app the viewer reads: the index, no live browser, nothing to flush.
   const app = {
@@ -29,10 +19,7 @@ async function fixture(): Promise<{ db: DatabaseSync; app: AppContext; close: ()
   return {
     db,
     app,
-    close: async () => {
-      db.close();
-      await Deno.remove(dir, { recursive: true });
-    },
+    close: index.close,
   };
 }
 
