@@ -6,7 +6,8 @@ import { logger } from "../log.ts";
 import type { AppContext } from "../mcp/context.ts";
 import { ApiError, artifacts, dom, events, evidence, type RangeQuery } from "./api_artifacts.ts";
 import { answerQuestion, dismissQuestion, listQuestions } from "./api_questions.ts";
-import { defaultPage, frameAt, knownSession, listSessions, timeline } from "./api_timeline.ts";
+import { knownSession } from "../capture/frames.ts";
+import { defaultPage, frameAt, listSessions, timeline } from "./api_timeline.ts";
 
 export const BODY_LIMIT = 16_384;
 /** The latest session instant the API takes (ms). */

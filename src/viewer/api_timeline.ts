@@ -87,10 +87,6 @@ export async function listSessions(app: AppContext): Promise<{ sessions: Session
   };
 }
 
-export function knownSession(db: DatabaseSync, session: string): boolean {
-  return db.prepare("SELECT 1 AS ok FROM sessions WHERE id = ?").get(session) !== undefined;
-}
-
 /** The page a request without one is about: the page with the most frames, else the first target. */
 export function defaultPage(db: DatabaseSync, session: string): string | undefined {
   const row = db.prepare(
