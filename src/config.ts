@@ -1,5 +1,10 @@
 import { isAbsolute, join } from "node:path";
 import { homedir } from "node:os";
+import {
+  DEFAULT_RECONNECT_WINDOW_MS,
+  MAX_RECONNECT_WINDOW_MS,
+  MIN_RECONNECT_WINDOW_MS,
+} from "./browser/reconnect_policy.ts";
 
 /** Everything the process reads from its environment, read once and frozen. */
 export interface Config {
@@ -14,6 +19,8 @@ export interface Config {
   readonly allowFileUrls: boolean;
   /** KROMETRAIL_UPLOAD_ROOT: the base relative upload paths resolve against (not a containment root). */
   readonly uploadRoot?: string;
+  /** KROMETRAIL_RECONNECT_WINDOW_MS: how long an attached session retries its endpoint after a disconnect. */
+  readonly reconnectWindowMs: number;
 }
 
 const DEFAULT_BUDGET = 10_000_000_000;
@@ -31,6 +38,14 @@ function nonNegativeInt(name: string, raw: string | undefined, fallback: number)
   const value = Number(raw);
   if (!Number.isSafeInteger(value) || value < 0) {
     throw new Error(`${name} must be a non-negative integer, got ${JSON.stringify(raw)}`);
+  }
+  return value;
+}
+
+function boundedInt(name: string, raw: string | undefined, fallback: number, min: number, max: number): number {
+  const value = nonNegativeInt(name, raw, fallback);
+  if (value < min || value > max) {
+    throw new Error(`${name} must be between ${min} and ${max} ms, got ${value}`);
   }
   return value;
 }
@@ -87,5 +102,12 @@ function readConfig(env: (k: string) => string | undefined): Config {
     logLevel: level === "debug" || level === "warning" || level === "error" ? level : "info",
     allowFileUrls: flag("KROMETRAIL_ALLOW_FILE_URLS", env("KROMETRAIL_ALLOW_FILE_URLS"), true),
     uploadRoot: absoluteDir("KROMETRAIL_UPLOAD_ROOT", env("KROMETRAIL_UPLOAD_ROOT")),
+    reconnectWindowMs: boundedInt(
+      "KROMETRAIL_RECONNECT_WINDOW_MS",
+      env("KROMETRAIL_RECONNECT_WINDOW_MS"),
+      DEFAULT_RECONNECT_WINDOW_MS,
+      MIN_RECONNECT_WINDOW_MS,
+      MAX_RECONNECT_WINDOW_MS,
+    ),
   });
 }

@@ -68,10 +68,27 @@ export class CdpConnection {
 
   private constructor(socket: LoopbackWebSocket) {
     this.#socket = socket;
+    this.#bind(socket);
+  }
+
+  #bind(socket: LoopbackWebSocket): void {
     // The socket's callbacks inherit the context of the call that opened it; events and replies
     // belong to no call, so nothing they start is cancelled with that call.
-    socket.onmessage = (text) => outsideCall(() => this.#onMessage(text));
-    socket.onclose = () => outsideCall(() => this.#onClose());
+    socket.onmessage = (text) => outsideCall(() => socket === this.#socket && this.#onMessage(text));
+    socket.onclose = () => outsideCall(() => socket === this.#socket && this.#onClose());
+  }
+
+  /**
+   * Opens a new socket under this same connection after the old one dropped (a reconnecting attached
+   * session): every listener and disconnect handler subscribed so far stays subscribed, so the modules
+   * that hold this connection carry on without re-wiring. Command ids keep counting.
+   */
+  async reopen(webSocketUrl: string): Promise<void> {
+    if (!this.#closed) throw new Error("reopen: the connection is still open");
+    const socket = await LoopbackWebSocket.connect(webSocketUrl, CONNECT_TIMEOUT_MS);
+    this.#socket = socket;
+    this.#bind(socket);
+    this.#closed = false;
   }
 
   static async connect(webSocketUrl: string): Promise<CdpConnection> {

@@ -140,6 +140,17 @@ export class DownloadTracker {
     }
   }
 
+  /** A reconnected session's new socket gets the same download behaviour (the listeners carried over). */
+  async resume(conn: CdpConnection, managed: boolean): Promise<void> {
+    if (this.#unavailable || this.#ended) return;
+    await conn.send(
+      "Browser.setDownloadBehavior",
+      managed && this.#dir
+        ? { behavior: "allowAndName", downloadPath: this.#dir, eventsEnabled: true }
+        : { behavior: "default", eventsEnabled: true },
+    ).catch((err) => log.debug("download behaviour not restored: {err}", { err: String(err) }));
+  }
+
   #rememberFrame(frameId: string, pageId: string): void {
     this.#frames.delete(frameId);
     this.#frames.set(frameId, pageId);

@@ -5,6 +5,7 @@ import { removeProfileDir, TEMP_PROFILE_PREFIX } from "../store/browser_record.t
 import { InstanceStore } from "../store/instance.ts";
 import { CdpConnection } from "./cdp.ts";
 import { discoverChrome } from "./discovery.ts";
+import { browserWebSocketUrl } from "./endpoint_discovery.ts";
 import { launchChrome, type LaunchedChrome, profileInUseError } from "./launch.ts";
 import { BrowserSession, type FocusPolicy, nextSessionOrdinal, type ProfileIdentity } from "./session.ts";
 
@@ -24,6 +25,11 @@ export interface StartOptions {
 
 export interface AttachOptions {
   endpoint: string;
+  /**
+   * The endpoint the caller named (http://127.0.0.1:<port> or ws://…): a dropped connection is retried
+   * there, asked again for its websocket, since a restarted browser has a new one. Default: `endpoint`.
+   */
+  reconnectEndpoint?: string;
   every_nth_frame: number;
   record_dom?: boolean;
   prepare?: (session: BrowserSession) => void;
@@ -258,6 +264,7 @@ export class BrowserManager {
 
   attach(opts: AttachOptions): Promise<BrowserSession> {
     const url = parseLoopbackEndpoint(opts.endpoint);
+    const reconnectUrl = opts.reconnectEndpoint ? parseLoopbackEndpoint(opts.reconnectEndpoint) : url;
     this.#assertFree();
     return this.#exclusive(async () => {
       await this.#reapEnded();
@@ -275,6 +282,7 @@ export class BrowserManager {
         ordinal: nextSessionOrdinal(),
         mode: "attached",
         profile: { kind: "attached", endpoint: `${url.protocol}//${url.host}` },
+        reconnect: { resolve: () => browserWebSocketUrl(reconnectUrl), windowMs: this.config.reconnectWindowMs },
         // Attachment keeps foreground behaviour: the browser stays externally owned.
         config: {
           every_nth_frame: opts.every_nth_frame,

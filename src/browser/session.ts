@@ -1,16 +1,19 @@
 import type { Protocol } from "devtools-protocol";
 import { ActiveInteractions } from "./active_interaction.ts";
 import type { CdpConnection, CommandParams, CommandResult, Commands, EventParams, Events } from "./cdp.ts";
-import { type DialogState, pageClosed, PageTarget, type TargetOverride } from "./targets.ts";
+import { type DialogState, pageClosed, type PageCrash, PageTarget, type TargetOverride } from "./targets.ts";
 import { DownloadTracker } from "./downloads.ts";
 import {
+  browserReconnecting,
   navigationFailed,
   noPage,
   pageAttachFailed,
+  pageCrashed,
   pageNotFound,
   sessionEnded,
   targetHidden,
 } from "./session_errors.ts";
+import { nextRetry } from "./reconnect_policy.ts";
 import { logger } from "../log.ts";
 
 const log = logger("browser");
@@ -34,6 +37,48 @@ export type ProfileIdentity =
   | { kind: "temporary" }
   | { kind: "attached"; endpoint: string };
 
+/** Whether the session's CDP connection is up; an attached session retries a dropped one (see reconnect). */
+export type ConnectionState =
+  | { state: "connected" }
+  | {
+    state: "reconnecting";
+    since: Date;
+    /** Session-clock ms when the connection dropped. */
+    since_ms: number;
+    /** Attempts made so far (each: discovery, a new socket, re-adoption). */
+    attempts: number;
+    window_ms: number;
+    last_error?: string;
+  };
+
+/** How an attached session finds its endpoint again: the same loopback endpoint it attached to. */
+export interface ReconnectPlan {
+  /** The browser websocket URL now (an http endpoint is asked again: a restarted browser has a new one). */
+  resolve: () => Promise<string>;
+  windowMs: number;
+}
+
+/** What a reconnection restored (the capture and the events record it). */
+export interface Reconnected {
+  lost_at_ms: number;
+  resumed_at_ms: number;
+  attempts: number;
+  /** Pages that kept their id: the same target again, or a target at the same URL in a restarted browser. */
+  readopted: string[];
+  /** Pages that did not come back; they are closed. */
+  closed: string[];
+  /** Targets the endpoint has now that matched no earlier page. */
+  added: string[];
+}
+
+/** How a page came to the session: found or created, or one of ours again after a reconnection. */
+export type PageOrigin = "new" | "readopted";
+
+/** A renderer signal on a page: it crashed, or it stopped answering (a deadline's probe got no reply). */
+export type PageTrouble =
+  | ({ kind: "crashed" } & PageCrash)
+  | { kind: "unresponsive"; at_ms: number; tool: string };
+
 export interface SessionInit {
   conn: CdpConnection;
   ordinal: number;
@@ -46,6 +91,8 @@ export interface SessionInit {
   downloadsRoot?: string;
   /** A launched browser's user-data directory (a scenario reports that its temporary one was deleted). */
   profileDir?: string;
+  /** Attached sessions only: a dropped connection is retried here instead of ending the session. */
+  reconnect?: ReconnectPlan;
 }
 
 /** Bound on targets whose overrides wait for a same-target reattachment. */
@@ -95,7 +142,15 @@ export class BrowserSession {
   #conn: CdpConnection;
   #process?: Deno.ChildProcess;
   #cleanup?: () => Promise<void>;
-  #pageListeners = new Set<(page: PageTarget) => void>();
+  #pageListeners = new Set<(page: PageTarget, origin: PageOrigin) => void>();
+  #connection: ConnectionState = { state: "connected" };
+  readonly #reconnect?: ReconnectPlan;
+  /** Pages of a dropped connection waiting to be matched to the targets of the new one. */
+  #orphans: PageTarget[] = [];
+  #lostListeners = new Set<(atMs: number) => void>();
+  #reconnectedListeners = new Set<(info: Reconnected) => void>();
+  #troubleListeners = new Set<(page: PageTarget, trouble: PageTrouble) => void>();
+  #recoveredListeners = new Set<(page: PageTarget) => void>();
   #stopping = false;
   #removedListeners = new Set<(page: PageTarget) => void>();
   #endedListeners = new Set<(reason: string) => void>();
@@ -114,6 +169,56 @@ export class BrowserSession {
     this.#cleanup = init.cleanup;
     this.#downloadsRoot = init.downloadsRoot;
     this.profileDir = init.profileDir;
+    this.#reconnect = init.mode === "attached" ? init.reconnect : undefined;
+  }
+
+  /** Connected, or reconnecting since when and after how many tries. */
+  get connection(): ConnectionState {
+    return this.#connection;
+  }
+
+  get reconnecting(): boolean {
+    return this.#connection.state === "reconnecting";
+  }
+
+  /** The connection dropped: capture opens its outage gap here. */
+  onConnectionLost(listener: (atMs: number) => void): () => void {
+    this.#lostListeners.add(listener);
+    return () => this.#lostListeners.delete(listener);
+  }
+
+  /** The connection is back and the pages re-adopted (their pageAdded listeners ran with "readopted"). */
+  onReconnected(listener: (info: Reconnected) => void): () => void {
+    this.#reconnectedListeners.add(listener);
+    return () => this.#reconnectedListeners.delete(listener);
+  }
+
+  /** A page's renderer crashed or stopped answering. */
+  onPageTrouble(listener: (page: PageTarget, trouble: PageTrouble) => void): () => void {
+    this.#troubleListeners.add(listener);
+    return () => this.#troubleListeners.delete(listener);
+  }
+
+  /** A crashed page committed a new document (reloaded or navigated): it renders again. */
+  onPageRecovered(listener: (page: PageTarget) => void): () => void {
+    this.#recoveredListeners.add(listener);
+    return () => this.#recoveredListeners.delete(listener);
+  }
+
+  /** A deadline's probe found the page's main thread stuck (mcp/deadlines.ts): recorded as an event. */
+  noteUnresponsive(page: PageTarget, tool: string): void {
+    if (page.closed || this.ended) return;
+    this.#emitTrouble(page, { kind: "unresponsive", at_ms: this.now(), tool });
+  }
+
+  #emitTrouble(page: PageTarget, trouble: PageTrouble): void {
+    for (const listener of this.#troubleListeners) {
+      try {
+        listener(page, trouble);
+      } catch (err) {
+        log.debug("page trouble listener failed: {err}", { err: String(err) });
+      }
+    }
   }
 
   get ended(): boolean {
@@ -143,7 +248,8 @@ export class BrowserSession {
     return `s${this.ordinal}-i${++this.#interactionOrdinal}`;
   }
 
-  onPageAdded(listener: (page: PageTarget) => void): () => void {
+  /** `origin` is "readopted" for a page that came back after a reconnection (same id, new attachment). */
+  onPageAdded(listener: (page: PageTarget, origin: PageOrigin) => void): () => void {
     this.#pageListeners.add(listener);
     return () => this.#pageListeners.delete(listener);
   }
@@ -190,8 +296,21 @@ export class BrowserSession {
     this.protocolVersion = version.protocolVersion;
     this.#wireEvents();
     await this.downloads.activate(this.#conn, this.mode === "launched", this.#downloadsRoot);
-    this.#conn.onDisconnect(() => this.#markEnded("browser_disconnected"));
+    this.#conn.onDisconnect(() => this.#disconnected());
     this.#process?.status.then(() => this.#markEnded("browser_exited"));
+    await this.#discoverPages();
+    if (!this.selectedPageId) {
+      const first = [...this.pages.values()][0];
+      if (first) this.selectedPageId = first.id;
+      else {
+        const created = await this.createPage("about:blank");
+        this.selectedPageId = created.id;
+      }
+    }
+  }
+
+  /** Asks Chrome for every page target, adopted (and released) before this resolves. */
+  async #discoverPages(): Promise<void> {
     await this.#conn.send("Target.setDiscoverTargets", { discover: true });
     // Chrome attaches every page itself (existing ones before it answers) and pauses new ones
     // until we have enabled our domains, so no early event is lost.
@@ -202,14 +321,131 @@ export class BrowserSession {
       filter: [{ type: "page" }],
     });
     await Promise.allSettled([...this.#pendingAttach.values()]);
-    if (!this.selectedPageId) {
-      const first = [...this.pages.values()][0];
-      if (first) this.selectedPageId = first.id;
-      else {
-        const created = await this.createPage("about:blank");
-        this.selectedPageId = created.id;
+  }
+
+  #disconnected(): void {
+    if (this.ended) return;
+    // A socket reopened during a reconnection that drops again is the running loop's to retry.
+    if (this.reconnecting) return;
+    if (!this.#reconnect || this.#stopping) {
+      this.#markEnded("browser_disconnected");
+      return;
+    }
+    const lostAt = this.now();
+    this.#connection = {
+      state: "reconnecting",
+      since: new Date(),
+      since_ms: lostAt,
+      attempts: 0,
+      window_ms: this.#reconnect.windowMs,
+    };
+    // The page sessions died with the socket; the pages stay listed (closed to commands) until the new
+    // connection's targets are matched to them.
+    this.#orphans = [...this.pages.values()];
+    this.#bySession.clear();
+    this.#byTarget.clear();
+    this.#pendingAttach.clear();
+    for (const page of this.#orphans) page.markClosed();
+    log.warning("browser connection lost; reconnecting for up to {ms} ms", { ms: this.#reconnect.windowMs });
+    for (const listener of this.#lostListeners) {
+      try {
+        listener(lostAt);
+      } catch (err) {
+        log.debug("connection-lost listener failed: {err}", { err: String(err) });
       }
     }
+    this.#reconnectLoop(this.#reconnect, lostAt).catch((err) =>
+      log.warning("reconnect loop failed: {err}", { err: String(err) })
+    );
+  }
+
+  async #reconnectLoop(plan: ReconnectPlan, lostAt: number): Promise<void> {
+    const began = performance.now();
+    for (let attempt = 1;; attempt++) {
+      const delay = nextRetry(attempt, performance.now() - began, plan.windowMs);
+      if (delay === undefined) break;
+      await new Promise((r) => setTimeout(r, delay));
+      const state = this.#connection;
+      if (this.ended || this.#stopping || state.state !== "reconnecting") return;
+      state.attempts = attempt;
+      try {
+        await this.#conn.reopen(await plan.resolve());
+        await this.#resume(lostAt, attempt);
+        return;
+      } catch (err) {
+        state.last_error = (err instanceof Error ? err.message : String(err)).slice(0, 200);
+        // A half-resumed connection is dropped, so the next attempt starts from a clean socket.
+        if (!this.#conn.closed) await this.#conn.close().catch(() => {});
+        for (const page of this.pages.values()) {
+          page.markClosed();
+          if (!this.#orphans.includes(page)) this.#orphans.push(page);
+        }
+        this.#bySession.clear();
+        this.#byTarget.clear();
+        this.#pendingAttach.clear();
+      }
+    }
+    if (this.ended || this.#stopping) return;
+    log.warning("browser did not come back within {ms} ms; ending the session", { ms: plan.windowMs });
+    this.#markEnded("reconnect_window_exhausted");
+  }
+
+  /** The new socket is open: the same domains again, the pages matched to their earlier ids. */
+  async #resume(lostAt: number, attempts: number): Promise<void> {
+    const version = await this.#conn.send("Browser.getVersion");
+    this.browserVersion = version.product;
+    this.protocolVersion = version.protocolVersion;
+    await this.downloads.resume(this.#conn, this.mode === "launched");
+    const before = new Set([...this.pages.keys()]);
+    const readopted: string[] = [];
+    const added: string[] = [];
+    const unclaimed = new Set(this.#orphans);
+    await this.#discoverPages();
+    for (const page of this.pages.values()) {
+      if (page.closed) continue;
+      if (before.has(page.id)) readopted.push(page.id);
+      else added.push(page.id);
+    }
+    for (const orphan of unclaimed) {
+      if (readopted.includes(orphan.id)) unclaimed.delete(orphan);
+    }
+    this.#orphans = [];
+    const closed: string[] = [];
+    for (const orphan of unclaimed) {
+      closed.push(orphan.id);
+      this.#dropPage(orphan);
+    }
+    if (!this.selectedPageId || !this.pages.has(this.selectedPageId)) {
+      const remaining = [...this.pages.values()];
+      this.selectedPageId = remaining.length > 0 ? remaining[remaining.length - 1].id : undefined;
+    }
+    this.#connection = { state: "connected" };
+    const info: Reconnected = { lost_at_ms: lostAt, resumed_at_ms: this.now(), attempts, readopted, closed, added };
+    log.info("browser connection restored after {n} attempts: {pages} pages re-adopted", {
+      n: attempts,
+      pages: readopted.length,
+    });
+    for (const listener of this.#reconnectedListeners) {
+      try {
+        listener(info);
+      } catch (err) {
+        log.debug("reconnected listener failed: {err}", { err: String(err) });
+      }
+    }
+  }
+
+  /**
+   * The earlier page a target of a new connection continues: the same target (the socket dropped, the
+   * browser stayed), else the first earlier page at the same URL (a restarted browser reopened it).
+   */
+  #claimOrphan(info: Protocol.Target.TargetInfo): PageTarget | undefined {
+    const index = [
+      this.#orphans.findIndex((p) => p.targetId === info.targetId),
+      this.#orphans.findIndex((p) => p.url === info.url),
+    ].find((i) => i >= 0);
+    if (index === undefined) return undefined;
+    const [orphan] = this.#orphans.splice(index, 1);
+    return orphan;
   }
 
   #wireEvents(): void {
@@ -230,6 +466,13 @@ export class BrowserSession {
       const page = this.#byTarget.get(targetInfo.targetId);
       if (page) page.title = targetInfo.title;
     });
+    c.on("Target.targetCrashed", ({ targetId, status, errorCode }) => {
+      const page = this.#byTarget.get(targetId);
+      if (!page || page.closed) return;
+      page.crash = { at_ms: this.now(), status, error_code: errorCode };
+      log.warning("page {page} renderer crashed ({status})", { page: page.id, status });
+      this.#emitTrouble(page, { kind: "crashed", ...page.crash });
+    });
     c.on("Target.targetDestroyed", ({ targetId }) => {
       this.#carriedOverrides.delete(targetId);
       this.#removeTarget(targetId);
@@ -238,7 +481,16 @@ export class BrowserSession {
       if (targetId) this.#removeTarget(targetId, true);
     });
     const route = (sessionId: string | undefined) => (sessionId ? this.#bySession.get(sessionId) : undefined);
-    c.on("Page.frameNavigated", ({ frame, type }, sid) => route(sid)?.onFrameNavigated(frame, type));
+    c.on("Page.frameNavigated", ({ frame, type }, sid) => {
+      const page = route(sid);
+      if (!page) return;
+      page.onFrameNavigated(frame, type);
+      // A crashed page renders again once a new main-frame document commits (reload or navigation).
+      if (page.crash && !frame.parentId) {
+        page.crash = undefined;
+        for (const listener of this.#recoveredListeners) listener(page);
+      }
+    });
     c.on(
       "Page.navigatedWithinDocument",
       ({ frameId, url }, sid) => route(sid)?.onSameDocumentNavigation(frameId, url),
@@ -271,15 +523,22 @@ export class BrowserSession {
     const existing = this.#byTarget.get(info.targetId);
     if (existing) return Promise.resolve(existing);
     const opener = info.openerId ? this.#byTarget.get(info.openerId) : undefined;
+    const orphan = this.#claimOrphan(info);
     const page = new PageTarget({
       conn: this.#conn,
-      ordinal: ++this.#pageOrdinal,
+      ordinal: orphan?.ordinal ?? ++this.#pageOrdinal,
       targetId: info.targetId,
       sessionId,
       url: info.url,
       title: info.title,
-      openerPageId: opener?.id,
+      openerPageId: orphan ? orphan.openerPageId : opener?.id,
     });
+    if (orphan) {
+      // Refs of the earlier attachment must not resolve on the new one: a new document generation.
+      page.generation = orphan.generation + 1;
+      for (const [key, override] of orphan.overrides) page.overrides.set(key, override);
+    }
+    const origin: PageOrigin = orphan ? "readopted" : "new";
     // A same-target reattachment gets its overrides back before it runs (see initialize()).
     for (const [key, override] of this.#carriedOverrides.get(info.targetId) ?? []) {
       page.overrides.set(key, override);
@@ -297,7 +556,7 @@ export class BrowserSession {
         log.warning("page init failed: {err}", { err: String(err) });
         await page.send("Runtime.runIfWaitingForDebugger").catch(() => {});
       }
-      for (const listener of this.#pageListeners) listener(page);
+      for (const listener of this.#pageListeners) listener(page, origin);
       for (const waiter of this.#attachWaiters.get(info.targetId) ?? []) waiter(page);
       this.#attachWaiters.delete(info.targetId);
       return page;
@@ -327,6 +586,8 @@ export class BrowserSession {
   #removeTarget(targetId: string, detachedOnly = false): void {
     const page = this.#byTarget.get(targetId);
     if (!page) return;
+    this.#byTarget.delete(targetId);
+    this.#bySession.delete(page.sessionId);
     if (detachedOnly && page.overrides.size > 0) {
       this.#carriedOverrides.delete(targetId);
       this.#carriedOverrides.set(targetId, new Map(page.overrides));
@@ -335,11 +596,14 @@ export class BrowserSession {
         this.#carriedOverrides.delete(oldest);
       }
     }
+    this.#dropPage(page);
+  }
+
+  /** A page leaves the session: closed, listeners told, another page selected if it was selected. */
+  #dropPage(page: PageTarget): void {
     page.markClosed();
     for (const listener of this.#removedListeners) listener(page);
-    this.#byTarget.delete(targetId);
-    this.#bySession.delete(page.sessionId);
-    this.pages.delete(page.id);
+    if (this.pages.get(page.id) === page) this.pages.delete(page.id);
     if (this.selectedPageId === page.id) {
       const remaining = [...this.pages.values()];
       this.selectedPageId = remaining.length > 0 ? remaining[remaining.length - 1].id : undefined;
@@ -368,15 +632,21 @@ export class BrowserSession {
 
   assertLive(): void {
     if (this.ended) throw sessionEnded(this.id, this.endReason);
+    const c = this.#connection;
+    if (c.state === "reconnecting") throw browserReconnecting(this.id, c);
   }
 
-  /** The page named by page_id, or the selected page when omitted. */
-  page(pageId?: string): PageTarget {
+  /**
+   * The page named by page_id, or the selected page when omitted. A crashed page is refused with the
+   * reload guidance unless the caller is one of the tools that can recover it (`crashed: "allow"`).
+   */
+  page(pageId?: string, opts?: { crashed?: "allow" }): PageTarget {
     this.assertLive();
     const id = pageId ?? this.selectedPageId;
     if (!id) throw noPage(this.id);
     const page = this.pages.get(id);
     if (!page) throw this.#hadPage(id) ? pageClosed(id) : pageNotFound(id);
+    if (page.crash && opts?.crashed !== "allow") throw pageCrashed(page.id, page.crash);
     return page;
   }
 

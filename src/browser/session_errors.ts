@@ -60,3 +60,39 @@ export function navigationFailed(pageId: string, errorText: string): ToolError {
     details: { error_text: errorText },
   });
 }
+
+/** A call that needs the browser while an attached session retries its endpoint (retry once it resumes). */
+export function browserReconnecting(
+  sessionId: string,
+  state: { since: Date; attempts: number; window_ms: number; last_error?: string },
+): ToolError {
+  const waited = Date.now() - state.since.getTime();
+  return new ToolError({
+    code: "browser_reconnecting",
+    message: `The browser connection dropped ${Math.round(waited / 100) / 10} s ago; reconnecting to the same endpoint (${state.attempts} ${
+      state.attempts === 1 ? "try" : "tries"
+    } so far, window ${state.window_ms} ms).`,
+    retry: "safe",
+    recovery:
+      "Wait and retry: browser_status shows when the session runs again. If the browser does not come back within the window, the session ends with everything recorded kept; then attach_browser again.",
+    affected: { session_id: sessionId },
+    details: {
+      since: state.since.toISOString(),
+      attempts: state.attempts,
+      window_ms: state.window_ms,
+      ...(state.last_error ? { last_error: state.last_error } : {}),
+    },
+  });
+}
+
+/** A page-scoped call on a page whose renderer crashed: only reload, navigation or close can help. */
+export function pageCrashed(pageId: string, crash: { at_ms: number; status: string }): ToolError {
+  return new ToolError({
+    code: "page_crashed",
+    message: `Page ${pageId}'s renderer crashed (${crash.status}) at ${Math.round(crash.at_ms)} ms on the session clock; it shows nothing and runs nothing until reloaded.`,
+    retry: "after_recovery",
+    recovery: `reload_page ${pageId} (or navigate_page it elsewhere) to give it a new renderer, or close_page ${pageId}; what was recorded before the crash stays queryable.`,
+    affected: { page_id: pageId },
+    details: { crashed_at_ms: crash.at_ms, status: crash.status },
+  });
+}

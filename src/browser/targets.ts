@@ -8,6 +8,15 @@ export interface DialogState {
   opened_at: string;
 }
 
+/** A page whose renderer died (Target.targetCrashed): it shows nothing until reloaded or navigated. */
+export interface PageCrash {
+  /** Session-clock ms when Chrome reported it. */
+  at_ms: number;
+  /** Chrome's termination status ("crashed", "killed", "oom", …). */
+  status: string;
+  error_code: number;
+}
+
 type LoadWaiter = { loaderId?: string; resolve: () => void };
 
 /**
@@ -47,6 +56,8 @@ export class PageTarget {
   loaderId?: string;
   dialog?: DialogState;
   closed = false;
+  /** Set while the renderer is gone (session.ts clears it when a new document commits). */
+  crash?: PageCrash;
   /** Main frame is between frameStartedLoading and frameStoppedLoading. */
   loading = false;
   #conn: CdpConnection;
@@ -280,6 +291,7 @@ export class PageTarget {
       selected,
       ...(this.openerPageId ? { opener_page_id: this.openerPageId } : {}),
       dialog: this.dialog ? { open: true, type: this.dialog.type } : { open: false },
+      ...(this.crash ? { crashed: { at_ms: this.crash.at_ms, status: this.crash.status } } : {}),
     };
   }
 }

@@ -234,7 +234,10 @@ async function verdict(s: DeadlineSubject, began: string | undefined): Promise<T
     )
   );
   if (page.dialog) return dialogBlocking(s, page, began);
-  return answered ? deadlineExceeded(s, began) : pageUnresponsive(s, page, began);
+  if (answered) return deadlineExceeded(s, began);
+  // A renderer that stopped answering is evidence on the timeline too (session.ts onPageTrouble).
+  s.session?.noteUnresponsive(page, s.tool);
+  return pageUnresponsive(s, page, began);
 }
 
 /** The page a call is about: its page_id, else the page selected when it began. */

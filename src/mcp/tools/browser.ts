@@ -29,8 +29,26 @@ export function sessionStatus(
     const state = emulationState(p);
     return state ? [{ page_id: p.id, summary: emulationSummary(p), state }] : [];
   });
+  const crashed = pages.flatMap((p) =>
+    p.crash ? [{ page_id: p.id, crashed_at_ms: p.crash.at_ms, status: p.crash.status }] : []
+  );
+  const c = s.connection;
   const base: Record<string, unknown> = {
     running: !s.ended,
+    // "reconnecting": an attached session's connection dropped and is being retried (tools wait for it).
+    state: s.ended ? "ended" : c.state === "reconnecting" ? "reconnecting" : "running",
+    ...(c.state === "reconnecting" && !s.ended
+      ? {
+        reconnecting: {
+          since: c.since.toISOString(),
+          since_ms: c.since_ms,
+          attempts: c.attempts,
+          window_ms: c.window_ms,
+          ...(c.last_error ? { last_error: c.last_error } : {}),
+        },
+      }
+      : {}),
+    ...(crashed.length > 0 ? { crashed_pages: crashed } : {}),
     session_id: s.id,
     mode: s.mode,
     profile: s.profile,
@@ -97,10 +115,18 @@ function statusText(st: Record<string, unknown>): string {
     return `No browser running${st.end_reason ? ` (last session ended: ${st.end_reason})` : ""}.`;
   }
   const dialogs = st.pages_with_open_dialog as Array<{ page_id: string; dialog: string }>;
+  const reconnecting = st.reconnecting as { since: string; attempts: number; window_ms: number } | undefined;
+  const crashed = (st.crashed_pages ?? []) as Array<{ page_id: string; status: string }>;
   const emulated = (st.emulation ?? []) as Array<{ page_id: string; summary: string }>;
   return [
     `Browser ${st.mode} ${st.browser} (session ${st.session_id})`,
+    ...(reconnecting
+      ? [
+        `reconnecting since ${reconnecting.since} (${reconnecting.attempts} tries, window ${reconnecting.window_ms} ms); tools fail with browser_reconnecting until it resumes`,
+      ]
+      : []),
     `pages: ${st.page_count}, selected ${st.selected_page_id}`,
+    ...crashed.map((p) => `page ${p.page_id} crashed (${p.status}): reload_page or close_page it`),
     ...(st.record_dom === false ? ["DOM recording: off for this session (record_dom: false)"] : []),
     ...(dialogs.length > 0
       ? [`open dialogs: ${dialogs.map((d) => `${d.page_id} ${d.dialog}`).join(", ")}`]
@@ -215,6 +241,7 @@ export const browserTools = [
       const endpoint = live && !live.ended ? args.endpoint : await browserWebSocketUrl(url);
       const s = await app.browsers.attach({
         endpoint,
+        reconnectEndpoint: args.endpoint,
         every_nth_frame: args.every_nth_frame ?? 1,
         record_dom: args.record_dom ?? true,
         prepare: prepareDomRecording,
