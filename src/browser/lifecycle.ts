@@ -281,7 +281,8 @@ export class BrowserManager {
         conn,
         ordinal: nextSessionOrdinal(),
         mode: "attached",
-        profile: { kind: "attached", endpoint: `${url.protocol}//${url.host}` },
+        // The endpoint as the caller named it (http://…), not the websocket discovery turned it into.
+        profile: { kind: "attached", endpoint: `${reconnectUrl.protocol}//${reconnectUrl.host}` },
         reconnect: { resolve: () => browserWebSocketUrl(reconnectUrl), windowMs: this.config.reconnectWindowMs },
         // Attachment keeps foreground behaviour: the browser stays externally owned.
         config: {
