@@ -370,6 +370,11 @@ export class BrowserSession {
       state.attempts = attempt;
       try {
         await this.#conn.reopen(await plan.resolve());
+        // Stopped while the socket opened: the new socket is ours to close, nothing to resume.
+        if (this.ended || this.#stopping) {
+          await this.#conn.close().catch(() => {});
+          return;
+        }
         await this.#resume(lostAt, attempt);
         return;
       } catch (err) {
