@@ -56,7 +56,10 @@ export async function navigation(
   opts: { url?: string; timeoutMs: number; waitUntil: "load" | "none"; ignoreCache?: boolean },
   pageId?: string,
 ) {
-  const page = usablePage(env.session.page(pageId));
+  // A new document gives a crashed renderer a new process (Page.reload works on a crashed target); history
+  // moves are refused like any other page-scoped tool, since the crash guidance names only these two.
+  const recovers = op === "navigate" || op === "reload";
+  const page = usablePage(env.session.page(pageId, recovers ? { crashed: "allow" } : undefined));
   const operation = op === "navigate"
     ? "navigate_page"
     : op === "reload"

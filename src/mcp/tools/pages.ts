@@ -25,11 +25,12 @@ export const pageTools = [
     annotations: { readOnlyHint: true },
     handler: (_args, app) => {
       const s = app.browsers.require();
-      const pages = [...s.pages.values()].map((p) => p.describe(p.id === s.selectedPageId));
-      const text = pages.map((p) =>
-        `${p.selected ? "*" : " "} ${p.page_id} ${JSON.stringify(p.title)} ${p.url}${
-          p.opener_page_id ? ` (opened by ${p.opener_page_id})` : ""
-        }`
+      const targets = [...s.pages.values()];
+      const pages = targets.map((p) => p.describe(p.id === s.selectedPageId));
+      const text = targets.map((p) =>
+        `${p.id === s.selectedPageId ? "*" : " "} ${p.id} ${JSON.stringify(p.title)} ${p.url}${
+          p.openerPageId ? ` (opened by ${p.openerPageId})` : ""
+        }${p.crash ? ` CRASHED (${p.crash.status}): reload_page or close_page it` : ""}`
       ).join("\n");
       return Promise.resolve(output(text || "No pages.", { pages, selected_page_id: s.selectedPageId }));
     },
@@ -58,7 +59,8 @@ export const pageTools = [
     input: z.strictObject({ page_id: pageId }),
     handler: async (args, app) => {
       const s = app.browsers.require();
-      const page = s.page(args.page_id);
+      // A crashed page can be selected: the reload that recovers it may then omit page_id.
+      const page = s.page(args.page_id, { crashed: "allow" });
       s.selectedPageId = page.id;
       await s.activate(page);
       return output(`Selected ${page.id} ${page.url}`, page.describe(true));
@@ -73,7 +75,7 @@ export const pageTools = [
     annotations: { destructiveHint: true },
     handler: async (args, app) => {
       const s = app.browsers.require();
-      const page = s.page(args.page_id);
+      const page = s.page(args.page_id, { crashed: "allow" });
       if (s.pages.size === 1) {
         throw new ToolError({
           code: "last_page",
