@@ -53,3 +53,17 @@ Deno.test("authority settings: file URLs on by default, an upload root must be a
     "KROMETRAIL_UPLOAD_ROOT must be an absolute path",
   );
 });
+
+Deno.test("reconnect window: 30 s by default, KROMETRAIL_RECONNECT_WINDOW_MS within 1 s..10 min", () => {
+  const window = (raw?: string) =>
+    loadConfig((k) => (k === "KROMETRAIL_RECONNECT_WINDOW_MS" ? raw : undefined)).reconnectWindowMs;
+  assertEquals(window(), 30_000);
+  assertEquals(window(""), 30_000);
+  assertEquals([window("1000"), window("15000"), window("600000")], [1_000, 15_000, 600_000]);
+  for (const bad of ["999", "0", "600001"]) {
+    assertThrows(() => window(bad), "KROMETRAIL_RECONNECT_WINDOW_MS must be between 1000 and 600000 ms");
+  }
+  for (const bad of ["-5", "abc", "1.5"]) {
+    assertThrows(() => window(bad), "KROMETRAIL_RECONNECT_WINDOW_MS");
+  }
+});
