@@ -1,0 +1,231 @@
+/**
+ * Electron renderer endpoints (issue 18). The npm `electron` package cannot install here (its postinstall
+ * downloads the binary from github.com), so no real Electron runs in this suite. The two halves of an
+ * Electron app are stood in for by the processes whose endpoints Electron's mirror:
+ * - the main process: a real Node started with --inspect (Electron's main process inspector is Node's);
+ * - a renderer window: a Chromium started with --remote-debugging-port and --app (one app window, no tab
+ *   strip, like a BrowserWindow), whose page starts a dedicated worker and a service worker.
+ */
+import { assert, assertEquals, assertMatch } from "../assert.ts";
+import { e2e, errorCode, structured, textOf, withServer } from "./harness.ts";
+
+function freePort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  listener.close();
+  return port;
+}
+
+async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe().catch(() => undefined);
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+interface ListedTarget {
+  id: string;
+  type: string;
+  url: string;
+  webSocketDebuggerUrl?: string;
+}
+
+async function targetsAt(port: number): Promise<ListedTarget[]> {
+  const res = await fetch(`http://127.0.0.1:${port}/json/list`, { signal: AbortSignal.timeout(2_000) });
+  return await res.json() as ListedTarget[];
+}
+
+/** A Node process with its inspector on a loopback port; its stderr is kept (Node logs each debugger). */
+async function startNodeInspector(): Promise<
+  { child: Deno.ChildProcess; port: number; stderr: () => string; stop: () => Promise<void> }
+> {
+  const port = freePort();
+  const child = new Deno.Command("node", {
+    args: [`--inspect=127.0.0.1:${port}`, "-e", "setInterval(() => {}, 1000)"],
+    stdin: "null",
+    stdout: "null",
+    stderr: "piped",
+  }).spawn();
+  let text = "";
+  const reading = child.stderr.pipeThrough(new TextDecoderStream()).pipeTo(
+    new WritableStream({ write: (chunk) => void (text += chunk) }),
+  ).catch(() => {});
+  await until("the Node inspector", async () => (await targetsAt(port)).length > 0 || undefined);
+  return {
+    child,
+    port,
+    stderr: () => text,
+    stop: async () => {
+      child.kill("SIGKILL");
+      await child.status;
+      await reading;
+    },
+  };
+}
+
+/** A Chromium shaped like an Electron app: its own process group, a fixed debugging port, one app window. */
+async function startAppWindow(
+  appUrl: string,
+): Promise<{ pid: number; port: number; stop: () => Promise<void> }> {
+  const executable = Deno.env.get("KROMETRAIL_CHROME") ?? Deno.env.get("CHROME_BIN") ?? "/usr/bin/chromium";
+  const port = freePort();
+  const profile = await Deno.makeTempDir({ prefix: "krometrail-electron-" });
+  const args = [
+    `--remote-debugging-port=${port}`,
+    "--remote-debugging-address=127.0.0.1",
+    `--user-data-dir=${profile}`,
+    "--headless",
+    "--no-first-run",
+    "--no-default-browser-check",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-quic",
+    "--test-type",
+    "--hide-scrollbars",
+    "--mute-audio",
+    "--window-size=800,600",
+    ...(Deno.build.os === "linux" && Deno.uid() === 0 ? ["--no-sandbox"] : []),
+    `--app=${appUrl}`,
+  ];
+  // setsid: Chromium leads its own group, so the whole group (zygote, renderers) goes at the end.
+  const child = new Deno.Command("setsid", { args: [executable, ...args], stdout: "null", stderr: "null" })
+    .spawn();
+  const stop = async () => {
+    try {
+      Deno.kill(-child.pid, "SIGKILL");
+    } catch { /* already gone */ }
+    await child.status;
+    await Deno.remove(profile, { recursive: true }).catch(() => {});
+  };
+  try {
+    await until("the app window's page, worker and service worker", async () => {
+      const types = new Set((await targetsAt(port)).map((t) => t.type));
+      return types.has("page") && types.has("worker") && types.has("service_worker") || undefined;
+    });
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return { pid: child.pid, port, stop };
+}
+
+Deno.test({
+  name:
+    "Electron: a Node inspector endpoint is refused untouched; an app window's renderer page is recorded and driven, its workers left alone",
+  ...e2e,
+  fn: (t) =>
+    withServer(async (server, site) => {
+      await t.step({
+        name: "the main process boundary: attach to a Node inspector is refused before anything is sent",
+        ...e2e,
+        fn: async () => {
+          const node = await startNodeInspector();
+          try {
+            const [target] = await targetsAt(node.port);
+            assertEquals(target.type, "node");
+            for (
+              const endpoint of [
+                `http://127.0.0.1:${node.port}`,
+                `127.0.0.1:${node.port}`,
+                String(target.webSocketDebuggerUrl),
+              ]
+            ) {
+              const refused = await server.call("attach_browser", { endpoint });
+              assertEquals(refused.isError, true, endpoint);
+              assertEquals(errorCode(refused), "endpoint_is_node", `${endpoint}: ${textOf(refused)}`);
+              const error = structured(refused).error as { retry: string; recovery: string };
+              assertEquals(error.retry, "never");
+              assertMatch(error.recovery, /--remote-debugging-port/);
+              assertMatch(textOf(refused), /node\.js\/v\d+/);
+            }
+            assertEquals(structured(await server.call("browser_status")).running, false);
+            // The Node process is unaffected: still running, still listed, and no debugger ever attached
+            // (Node logs "Debugger attached." for every inspector session that connects).
+            const exited = await Promise.race([node.child.status, new Promise((r) => setTimeout(r, 100))]);
+            assertEquals(exited, undefined, "the Node process is still running");
+            assertEquals((await targetsAt(node.port)).map((t) => t.id), [target.id]);
+            assertMatch(node.stderr(), /Debugger listening on ws:\/\//);
+            assert(!/Debugger attached/.test(node.stderr()), `no debugger attached: ${node.stderr()}`);
+          } finally {
+            await node.stop();
+          }
+        },
+      });
+
+      await t.step({
+        name:
+          "an app window: only its page is adopted, recorded and clicked; workers stay targets, not pages",
+        ...e2e,
+        fn: async () => {
+          const app = await startAppWindow(`${site.origin}/electron/app.html`);
+          try {
+            const attached = await server.call("attach_browser", {
+              endpoint: `http://127.0.0.1:${app.port}`,
+            });
+            assertEquals(structured(attached).mode, "attached", textOf(attached));
+
+            const listed = structured(await server.call("list_pages"));
+            const pages = listed.pages as Array<{ page_id: string; url: string }>;
+            assertEquals(
+              pages.map((p) => p.url),
+              [`${site.origin}/electron/app.html`],
+              JSON.stringify(pages),
+            );
+            const pageId = pages[0].page_id;
+            assertEquals(listed.selected_page_id, pageId);
+
+            // Capture records the renderer window.
+            await until("a recorded frame of the app window", async () => {
+              const frames = structured(
+                await server.call("list_source_frames", { page_id: pageId, max_frames: 1 }),
+              );
+              return (frames.total_frame_count as number) > 0 || undefined;
+            });
+
+            const clicked = await server.call("click", { selector: "#go" });
+            assert(!clicked.isError, textOf(clicked));
+            const interaction = String(structured(clicked).interaction_id);
+            const panel = await server.call("evaluate_page", {
+              expression: "document.getElementById('panel').textContent",
+            });
+            assertEquals(structured(panel).value, "Applied", textOf(panel));
+            const during = structured(
+              await server.call("list_source_frames", { interaction_id: interaction, max_frames: 5 }),
+            );
+            assert(
+              (during.total_frame_count as number) > 0,
+              `frames around the click: ${JSON.stringify(during)}`,
+            );
+
+            // A worker started after the attach runs at once: nothing paused it waiting for a debugger.
+            assert(!(await server.call("click", { selector: "#spawn" })).isError);
+            await until("the later worker's reply", async () => {
+              const reply = await server.call("evaluate_page", { expression: "window.laterWorker ?? null" });
+              return structured(reply).value === "running" || undefined;
+            }, 10_000);
+            const status = await server.call("evaluate_page", {
+              expression: "document.getElementById('workers').textContent",
+            });
+            assertEquals(structured(status).value, "worker running, service worker active");
+
+            // The workers are the app's own targets, never pages of the session.
+            const types = (await targetsAt(app.port)).map((t) => t.type).sort();
+            assert(types.includes("worker") && types.includes("service_worker"), types.join());
+            const after = structured(await server.call("list_pages")).pages as Array<{ url: string }>;
+            assertEquals(after.length, 1, JSON.stringify(after));
+
+            const stopped = await server.call("stop_browser");
+            assertEquals(structured(stopped).closed_browser, false);
+            // Detaching leaves the app window running.
+            assert((await targetsAt(app.port)).some((t) => t.type === "page"));
+          } finally {
+            await app.stop();
+          }
+        },
+      });
+    }),
+});
