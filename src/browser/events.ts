@@ -26,7 +26,13 @@ export type EventKind =
   | "emulation"
   | "route"
   | "layout_shift"
-  | "long_task";
+  | "long_task"
+  /** The browser connection dropped, came back or could not be restored (page_id null). */
+  | "connection"
+  /** A page's renderer crashed (Target.targetCrashed). */
+  | "crash"
+  /** A page's main thread stopped answering (a tool deadline's probe got no reply). */
+  | "unresponsive";
 
 export interface EventRow {
   [key: string]: string | number | null;
@@ -158,6 +164,8 @@ export function recordBrowserEvents(session: BrowserSession, emit: EventSink): (
     ...fields,
   });
   const requests = new Map<string, PendingRequest>();
+  /** Each page's target id, to tell a re-adopted page on its old target from one in a restarted browser. */
+  const targetOf = new Map<string, string>();
   const resolver = sessionResolver(session);
   /** Rows waiting on a source map, each emitting itself unmapped when called. */
   const pendingRows = new Set<() => void>();
@@ -327,20 +335,27 @@ export function recordBrowserEvents(session: BrowserSession, emit: EventSink): (
     session.onPageEvent("Page.javascriptDialogClosed", (page, p) => {
       emit(row(page, "dialog", { text: p.result ? "accepted" : "dismissed" }));
     }),
-    session.onPageAdded((page) => {
+    session.onPageAdded((page, origin) => {
       page.send("Network.enable", NETWORK_ENABLE_PARAMS).catch(() => {});
+      // A page re-adopted after a reconnection is the same page again, on the same target or (the
+      // browser restarted) a new one at the same URL.
+      const earlier = targetOf.get(page.id);
+      targetOf.set(page.id, page.targetId);
       emit(row(page, "target", {
-        text: "page opened",
+        text: origin === "readopted" ? "page reattached" : "page opened",
         data: JSON.stringify({
           opener_page_id: page.openerPageId ?? null,
           url: sanitizeUrl(page.url).redacted,
+          ...(origin === "readopted" ? { same_target: earlier === page.targetId } : {}),
         }),
       }));
     }),
     session.onPageRemoved((page) => emit(row(page, "target", { text: "page closed" }))),
+    ...recordTroubles(session, emit, row),
   ];
   // Pages that existed before recording began are targets of this session too.
   for (const page of session.pages.values()) {
+    targetOf.set(page.id, page.targetId);
     page.send("Network.enable", NETWORK_ENABLE_PARAMS).catch(() => {});
     emit(row(page, "target", {
       text: "page attached",
@@ -357,4 +372,83 @@ export function recordBrowserEvents(session: BrowserSession, emit: EventSink): (
     for (const unmapped of [...pendingRows]) unmapped();
     for (const r of requests.values()) clearTimeout(r.unread);
   };
+}
+
+type RowOf = (page: PageTarget | undefined, kind: EventKind, fields: Partial<EventRow>) => EventRow;
+
+/**
+ * The session's own troubles on its clock: the connection dropping, coming back or not (session-wide,
+ * page_id null), a renderer crash and a page that stopped answering.
+ */
+function recordTroubles(session: BrowserSession, emit: EventSink, row: RowOf): Array<() => void> {
+  let recording = true;
+  const atNs = (ms: number) => Math.round(ms * 1e6);
+  // onEnded has no unsubscribe: the flag stops this listener once recording stops.
+  session.onEnded((reason) => {
+    if (!recording || reason !== "reconnect_window_exhausted") return;
+    const c = session.connection;
+    const r = c.state === "reconnecting" ? c : undefined;
+    const tries = r
+      ? ` (${r.attempts} attempt${r.attempts === 1 ? "" : "s"}` +
+        `${r.last_error ? `; last error: ${sanitizeText(r.last_error, 160).text}` : ""})`
+      : "";
+    emit(row(undefined, "connection", {
+      level: "error",
+      text: `reconnect failed: the browser did not come back within ${
+        r ? `${r.window_ms} ms` : "the reconnect window"
+      }${tries}; session ended`,
+      data: JSON.stringify({
+        outage_ms: r ? Math.round(session.now() - r.since_ms) : null,
+        attempts: r?.attempts ?? null,
+        window_ms: r?.window_ms ?? null,
+        last_error: r?.last_error ? sanitizeText(r.last_error, 160).text : null,
+      }),
+    }));
+  });
+  return [
+    () => (recording = false),
+    session.onConnectionLost((atMs) => {
+      const c = session.connection;
+      emit(row(undefined, "connection", {
+        at_ns: atNs(atMs),
+        level: "warning",
+        text: `connection lost; reconnecting${
+          c.state === "reconnecting" ? ` for up to ${c.window_ms} ms` : ""
+        }`,
+        data: JSON.stringify({ window_ms: c.state === "reconnecting" ? c.window_ms : null }),
+      }));
+    }),
+    session.onReconnected((info) => {
+      const outage = Math.round(info.resumed_at_ms - info.lost_at_ms);
+      emit(row(undefined, "connection", {
+        at_ns: atNs(info.resumed_at_ms),
+        level: "info",
+        text: `reconnected after ${outage} ms (${info.attempts} attempt${info.attempts === 1 ? "" : "s"})`,
+        data: JSON.stringify({
+          outage_ms: outage,
+          attempts: info.attempts,
+          readopted: info.readopted,
+          closed: info.closed,
+          added: info.added,
+        }),
+      }));
+    }),
+    session.onPageTrouble((page, trouble) => {
+      if (trouble.kind === "crashed") {
+        emit(row(page, "crash", {
+          at_ns: atNs(trouble.at_ms),
+          level: "error",
+          text: `renderer crashed (${trouble.status})`,
+          data: JSON.stringify({ status: trouble.status, error_code: trouble.error_code }),
+        }));
+        return;
+      }
+      emit(row(page, "unresponsive", {
+        at_ns: atNs(trouble.at_ms),
+        level: "warning",
+        text: `page stopped responding during ${trouble.tool}`,
+        data: JSON.stringify({ tool: trouble.tool }),
+      }));
+    }),
+  ];
 }

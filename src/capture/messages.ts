@@ -67,7 +67,20 @@ export interface DomBatchMessage {
 export interface GapRow {
   session_id: string;
   page_id: string;
-  kind: "queue_full" | "persistence" | "ack_deadline" | "visibility" | "decode" | "stream_error" | "budget";
+  /**
+   * `disconnected`: the browser connection dropped (every page, until re-adopted, dropped or the session
+   * ends); `crashed`: the page's renderer died (until it paints again after a reload or navigation).
+   */
+  kind:
+    | "queue_full"
+    | "persistence"
+    | "ack_deadline"
+    | "visibility"
+    | "decode"
+    | "stream_error"
+    | "budget"
+    | "disconnected"
+    | "crashed";
   start_ns: number;
   end_ns?: number | null;
   ordinal?: number | null;

@@ -28,6 +28,8 @@ export interface StreamStats {
   /** Acks Chrome never answered at all; they are not failures while frames keep coming. */
   acks_unanswered: number;
   terminal?: string;
+  /** Nothing can arrive while the connection is down or the renderer is crashed (a gap is open). */
+  interrupted?: "disconnected" | "crashed";
 }
 
 /** What a post-action observation asks of the stream: frames stamped after `afterMs` (Unix ms). */
@@ -86,7 +88,22 @@ export class ScreencastStream {
   #recent: LatestFrame[] = [];
   #frameWaiters = new Set<() => void>();
 
-  constructor(readonly page: PageTarget, private readonly host: StreamHost) {}
+  /**
+   * `continues`: the stream of the same page id before a reconnection re-adopted it under a new target
+   * object. Ordinals go on after its last one (frames are keyed by session, page and ordinal) and the
+   * counters keep counting, so the page is one stream on the timeline.
+   */
+  constructor(readonly page: PageTarget, private readonly host: StreamHost, continues?: ScreencastStream) {
+    if (!continues) return;
+    this.#ordinal = continues.lastOrdinal;
+    const { terminal: _terminal, interrupted: _interrupted, ...counters } = continues.stats;
+    Object.assign(this.stats, counters);
+  }
+
+  /** The ordinal of the last frame received (0 before the first). */
+  get lastOrdinal(): number {
+    return this.#ordinal;
+  }
 
   /** Starts the screencast; re-sent when unanswered, since a renderer swap can drop it. */
   async start(): Promise<void> {
