@@ -1,6 +1,15 @@
 import { assert, assertEquals, assertMatch } from "../assert.ts";
 import { chromeArgs } from "../../src/browser/launch.ts";
-import { e2e, errorCode, fixtures, type ServerHandle, startServer, structured, textOf } from "./harness.ts";
+import {
+  e2e,
+  errorCode,
+  fixtures,
+  type ServerHandle,
+  startServer,
+  structured,
+  textOf,
+  type ToolResult,
+} from "./harness.ts";
 
 /**
  * Issue 18's reconnect acceptance with real processes: an attached Chromium is SIGKILLed, the session
@@ -96,6 +105,11 @@ async function launchChrome(port: number, startUrl: string): Promise<Chrome> {
   throw new Error(`Chromium did not serve port ${port} within 20 s`);
 }
 
+/** Characters of a response's text and structured content (kept lean; printed with the timings). */
+function size(result: ToolResult): number {
+  return textOf(result).length + JSON.stringify(result.structuredContent ?? {}).length;
+}
+
 async function status(server: ServerHandle): Promise<Record<string, unknown>> {
   return structured(await server.call("browser_status", { detail: "expanded" }));
 }
@@ -133,8 +147,8 @@ async function attachAndRecord(server: ServerHandle, chrome: Chrome, url: string
   assertEquals(attached.isError, undefined, textOf(attached));
   const sessionId = String(structured(attached).session_id);
   const pageId = await pageShowing(server, url);
-  const frames = await until(() => frameCount(server, { page_id: pageId }), (n) => n >= 5, 30_000);
-  assert(frames >= 5, `the animated page recorded frames before the kill (${frames})`);
+  const frames = await until(() => frameCount(server, { page_id: pageId }), (n) => n >= 20, 30_000);
+  assert(frames >= 20, `the animated page recorded frames before the kill (${frames})`);
   return { sessionId, pageId };
 }
 
@@ -157,8 +171,9 @@ async function expectReconnecting(server: ServerHandle): Promise<Record<string, 
   );
   const attempts = (tried.reconnecting as { attempts: number } | undefined)?.attempts ?? 0;
   assert(attempts >= 1, `tries are counted: ${JSON.stringify(tried.reconnecting)}`);
-  assertMatch(textOf(await server.call("browser_status")), /reconnecting since .*tries/);
-  return r as unknown as Record<string, unknown>;
+  const concise = await server.call("browser_status");
+  assertMatch(textOf(concise), /reconnecting since .*tries/);
+  return { ...r, attempts_seen: attempts, status_chars: size(concise) } as unknown as Record<string, unknown>;
 }
 
 Deno.test({
@@ -211,7 +226,6 @@ Deno.test({
           );
           assertEquals(back.state, "running", `after the restart: ${JSON.stringify(back).slice(0, 600)}`);
           const resumedAfterMs = Date.now() - killedAt;
-          assert(resumedAfterMs < WINDOW_MS + 5_000, `resumed ${resumedAfterMs} ms after the kill`);
           assertEquals(back.session_id, sessionId, "the same session runs on");
           assertEquals(back.reconnecting, undefined);
           const pages = back.pages as Array<{ page_id: string; url: string }>;
@@ -293,9 +307,11 @@ Deno.test({
           );
 
           // The outage is on the timeline as connection events.
-          const events = structured(
-            await server.call("query_browser_events", { kinds: ["connection"], max_events: 20 }),
-          ).events as Event[];
+          const eventsResult = await server.call("query_browser_events", {
+            kinds: ["connection"],
+            max_events: 20,
+          });
+          const events = structured(eventsResult).events as Event[];
           const lost = events.find((e) => e.level === "warning");
           const resumed = events.find((e) => e.level === "info");
           assert(lost && resumed, `a loss and a resume event: ${JSON.stringify(events)}`);
@@ -306,6 +322,14 @@ Deno.test({
           assert(resumed.session_time_ms > lost.session_time_ms, "the resume comes after the loss");
           const data = resumed.data as { attempts?: number; readopted?: string[]; outage_ms?: number };
           assert((data.attempts ?? 0) >= 1 && (data.outage_ms ?? 0) > 0, JSON.stringify(resumed));
+          // Running again within the window: the resume is on the session clock less than a window after the loss.
+          assert(resumed.session_time_ms - lost.session_time_ms < WINDOW_MS, JSON.stringify(resumed));
+          console.error(
+            `reconnect: seen reconnecting (${outage.attempts_seen} tries), running again ${resumedAfterMs} ms after the kill ` +
+              `(outage ${data.outage_ms} ms on the session clock, ${data.attempts} attempts); chars: status while ` +
+              `reconnecting ${outage.status_chars}, browser_reconnecting error ${size(during)}, ` +
+              `connection events ${size(eventsResult)}, generate_artifacts ${size(made)}`,
+          );
           assert(
             data.readopted?.includes(pageId),
             `${pageId} is named re-adopted: ${JSON.stringify(resumed)}`,
@@ -339,6 +363,9 @@ Deno.test({
           assertEquals(ended.running, false, `the session ends: ${JSON.stringify(ended).slice(0, 400)}`);
           assertEquals(ended.end_reason, "reconnect_window_exhausted");
           assert(endedAfterMs >= WINDOW_MS, `it waited out the window (${endedAfterMs} ms)`);
+          console.error(
+            `reconnect: no restart, the session ended ${endedAfterMs} ms after the kill, ${accepted} frames kept`,
+          );
           assertMatch(textOf(await server.call("browser_status")), /reconnect_window_exhausted/);
 
           assertEquals(await frameCount(server, { session_id: sessionId }), accepted, "every frame kept");
