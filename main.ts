@@ -20,10 +20,10 @@ import { viewCommand } from "./src/cli/view.ts";
 import { ViewerSlot } from "./src/viewer/slot.ts";
 import { HumanQuestions } from "./src/viewer/questions.ts";
 import { startViewer } from "./src/viewer/server.ts";
+import { CallAdmission } from "./src/mcp/admission.ts";
+import { drain } from "./src/mcp/shutdown_drain.ts";
 
 export const VERSION: string = denoJson.version;
-/** Shutdown drains browser cleanup against one deadline (spec: 30 s). */
-const SHUTDOWN_DEADLINE_MS = 30_000;
 
 async function createApp(): Promise<AppContext> {
   const config = loadConfig();
@@ -52,6 +52,7 @@ async function createApp(): Promise<AppContext> {
     temporal: new TemporalState(video),
     viewer,
     humans: new HumanQuestions(),
+    calls: new CallAdmission(),
     startedAt: new Date(),
     version: VERSION,
   };
@@ -87,22 +88,29 @@ function testFaults(): FaultPlan {
   }
 }
 
+/**
+ * Stops admission (new calls fail with shutting_down), cancels running calls, then drains their
+ * work and the browser and recorder cleanup against the one shutdown deadline (shutdown_drain.ts).
+ */
 async function shutdown(app: AppContext): Promise<void> {
-  const cleanup = (async () => {
-    const current = app.browsers.current;
-    if (current) await app.recorder.captures.get(current.id)?.stop().catch(() => {});
-    await app.viewer.close().catch(() => {});
-    await app.browsers.stop().catch(() => {});
+  app.calls.close();
+  await drain([
+    // Cancelled work settles at its next safe point; the recorder must outlive what it still writes.
+    { name: "requests", run: () => app.calls.settled() },
+    {
+      name: "capture",
+      run: () => {
+        const current = app.browsers.current;
+        return current ? app.recorder.captures.get(current.id)?.stop() : undefined;
+      },
+    },
+    { name: "viewer", run: () => app.viewer.close() },
+    { name: "browser", run: () => app.browsers.stop() },
     // The private replay browser (page-state layout) goes with the server.
-    await closeReplayTarget().catch(() => {});
-    await app.recorder.close().catch(() => {});
-    app.store.close();
-  })();
-  const finished = await Promise.race([
-    cleanup.then(() => true),
-    new Promise<boolean>((r) => setTimeout(() => r(false), SHUTDOWN_DEADLINE_MS)),
+    { name: "replay browser", run: () => closeReplayTarget() },
+    { name: "recorder", run: () => app.recorder.close() },
+    { name: "store", run: () => app.store.close() },
   ]);
-  if (!finished) logger("main").warn("shutdown deadline exhausted; cleanup incomplete");
 }
 
 async function main(args: string[]): Promise<number> {

@@ -3,7 +3,8 @@ import { AsyncLocalStorage } from "node:async_hooks";
 /**
  * The cancellation signal of the tool call whose work is running, carried by async context so
  * every CDP send a handler makes (however deep, through whichever module) can be cancelled when
- * the call's deadline passes, without threading a parameter through every function. A lower layer
+ * the call's deadline passes, the client cancels it or the server shuts down, without threading a
+ * parameter through every function. A lower layer
  * cannot import mcp/, so the scope lives here and mcp/deadlines.ts enters it.
  */
 const scope = new AsyncLocalStorage<AbortSignal>();
@@ -25,4 +26,31 @@ export function outsideCall<T>(work: () => T): T {
 /** The signal of the call this code runs for, if any. */
 export function currentCallSignal(): AbortSignal | undefined {
   return scope.getStore();
+}
+
+/**
+ * A safe point in long work (decoding frames, writing files): throws the call's abort reason once
+ * its call was cancelled (deadline, client cancellation, shutdown), so the work stops and frees
+ * what it holds instead of running on with its result already dropped.
+ */
+export function throwIfCancelled(): void {
+  scope.getStore()?.throwIfAborted();
+}
+
+/** Sleeps `ms`; inside a call, a cancellation ends the sleep at once with the call's abort reason. */
+export function sleepInCall(ms: number): Promise<void> {
+  const signal = scope.getStore();
+  if (!signal) return new Promise((resolve) => setTimeout(resolve, ms));
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise((resolve, reject) => {
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
 }

@@ -3,6 +3,7 @@ import type { BrowserSession } from "../browser/session.ts";
 import type { PageTarget } from "../browser/targets.ts";
 import { runQuery } from "../snapshot/query_page.ts";
 import { cdpMessage } from "../browser/cdp.ts";
+import { sleepInCall } from "../browser/call_signal.ts";
 import { ToolError } from "../errors.ts";
 import { describeLocator, type Locator, normalizeText, textMatches } from "../snapshot/locator.ts";
 import { dialogOpen } from "./interaction.ts";
@@ -52,7 +53,6 @@ const TREE_POLL_MS = 250;
 const PREVIEW_LIMIT = 200;
 const WAIT_GROUP = "krometrail-wait";
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const clip = (s: string, n = PREVIEW_LIMIT) => (s.length > n ? s.slice(0, n - 1) + "…" : s);
 
 export function describeCondition(c: WaitCondition): string {
@@ -131,8 +131,9 @@ export async function waitFor(
     polls,
     observed,
   });
+  // Sleeps and polls end at once when the call is cancelled (its deadline, the client, shutdown).
   if (c.kind === "time") {
-    await sleep(c.ms);
+    await sleepInCall(c.ms);
     return finish({ waited_ms: Math.round(session.now() - started) }, 0);
   }
   const { check, interval, dispose } = await checker(session, page, c);
@@ -154,7 +155,7 @@ export async function waitFor(
       }
       const left = timeoutMs - (session.now() - started);
       if (left <= 0) throw timeoutError(page, c, session.now() - started, timeoutMs, last);
-      await sleep(Math.min(interval, left));
+      await sleepInCall(Math.min(interval, left));
     }
   } finally {
     dispose?.();

@@ -5,6 +5,7 @@ import type { Recorder } from "../capture/recorder.ts";
 import type { TemporalState } from "../temporal/state.ts";
 import type { ViewerSlot } from "../viewer/slot.ts";
 import type { HumanQuestions } from "../viewer/questions.ts";
+import type { CallAdmission } from "./admission.ts";
 
 /** What every tool handler can reach: configuration, the browser slot and the evidence store. */
 export interface AppContext {
@@ -19,6 +20,8 @@ export interface AppContext {
   readonly viewer: ViewerSlot;
   /** Questions asked of a person (ask_human), answered in the viewer or through elicitation. */
   readonly humans: HumanQuestions;
+  /** Admission of tool calls and their work in flight: shutdown closes it and cancels what runs. */
+  readonly calls: CallAdmission;
   readonly startedAt: Date;
   readonly version: string;
 }

@@ -12,6 +12,7 @@ import { asToolError, ToolError } from "../errors.ts";
 import { logger } from "../log.ts";
 import type { AppContext } from "./context.ts";
 import type { ToolOutput } from "./response.ts";
+import { callCancelled, type CancelCause, type CancelSubject } from "./admission.ts";
 import { SCENARIO_DURATION_LIMIT_MS } from "../scenario/run.ts";
 
 const log = logger("mcp");
@@ -247,9 +248,37 @@ function subjectPage(session: BrowserSession | undefined, args: Args): PageTarge
   return id ? session.pages.get(id) : undefined;
 }
 
+/** What can stop a call besides its deadline, and what a stopped call can have done. */
+export interface CallControl {
+  /** The client's cancellation of this request (notifications/cancelled). */
+  cancel?: AbortSignal;
+  /** The tool changes nothing (its readOnlyHint): a cancelled call of it acted on nothing. */
+  readOnly?: boolean;
+}
+
+/** Resolves with the cause once the client cancels the call or shutdown begins; `off` stops listening. */
+function stopWatch(
+  cancel: AbortSignal | undefined,
+  shutdown: AbortSignal | undefined,
+): { stopped: Promise<CancelCause>; off: () => void } {
+  const offs: Array<() => void> = [];
+  const stopped = new Promise<CancelCause>((resolve) => {
+    for (const [signal, cause] of [[shutdown, "shutdown"], [cancel, "client"]] as const) {
+      if (!signal) continue;
+      if (signal.aborted) return resolve(cause);
+      const onAbort = () => resolve(cause);
+      signal.addEventListener("abort", onAbort, { once: true });
+      offs.push(() => signal.removeEventListener("abort", onAbort));
+    }
+  });
+  return { stopped, off: () => offs.forEach((off) => off()) };
+}
+
 /**
  * Runs one call under its deadline. A call that passes it is cancelled and answered with a
- * structured error; whatever it still had in flight settles on its own, its result dropped.
+ * structured error; whatever it still had in flight settles on its own, its result dropped. A call
+ * the client cancels (or shutdown stops) is answered at once the same way with call_cancelled (or
+ * shutting_down); the SDK sends nothing for a cancelled request.
  * `pageScoped`: the tool acts on one page (it takes page_id), which a passed deadline probes.
  */
 export async function withDeadline(
@@ -258,7 +287,9 @@ export async function withDeadline(
   app: AppContext,
   pageScoped: boolean,
   work: () => Promise<ToolOutput>,
+  control: CallControl = {},
 ): Promise<ToolOutput | ToolError> {
+  const startedAt = performance.now();
   const deadlineMs = deadlineFor(tool, args);
   const session = app.browsers.current;
   const subject: DeadlineSubject = {
@@ -269,22 +300,50 @@ export async function withDeadline(
   };
   // The interaction begun last, not the open one: a call whose interaction already ended still acted.
   const interactionBefore = session?.latestInteractionId;
+  const beganSince = () => {
+    const latest = session?.latestInteractionId;
+    return latest !== undefined && latest !== interactionBefore ? latest : undefined;
+  };
+  const watch = stopWatch(control.cancel, app.calls?.signal);
   const controller = new AbortController();
+  const early: CancelCause | undefined = app.calls?.closing
+    ? "shutdown"
+    : control.cancel?.aborted
+    ? "client"
+    : undefined;
+  if (early) {
+    watch.off();
+    return callCancelled({ ...cancelSubject(subject, startedAt, control), ran: false }, early);
+  }
   const running = UNCANCELLED.has(tool) ? work() : runInCall(controller.signal, work);
+  app.calls?.track(running);
   let timer: ReturnType<typeof setTimeout> | undefined;
   const expired = new Promise<"expired">((resolve) => {
     timer = setTimeout(() => resolve("expired"), deadlineMs);
   });
   try {
-    const first = await Promise.race([running, expired]);
+    const first = await Promise.race([running, expired, watch.stopped]);
+    if (first === "client" || first === "shutdown") {
+      const error = callCancelled(cancelSubject(subject, startedAt, control), first, beganSince());
+      controller.abort(error);
+      const abortedAt = performance.now();
+      running.then(() => {}, () => {}).finally(() =>
+        log.info("{tool} {cause}: its work settled {ms} ms after the abort; result dropped", {
+          tool,
+          cause: first === "client" ? "cancelled by the client" : "cancelled by shutdown",
+          ms: Math.round(performance.now() - abortedAt),
+        })
+      );
+      return error;
+    }
     if (first !== "expired") return first;
   } catch (err) {
     return asToolError(err);
   } finally {
     clearTimeout(timer);
+    watch.off();
   }
-  const latest = session?.latestInteractionId;
-  const began = latest !== undefined && latest !== interactionBefore ? latest : undefined;
+  const began = beganSince();
   controller.abort(cancelledAtDeadline(subject));
   // Cancelled commands fail at once, so a dispatched action's observation degrades within the probe.
   let graceTimer: ReturnType<typeof setTimeout> | undefined;
@@ -306,6 +365,17 @@ export async function withDeadline(
     () => {},
   );
   return error;
+}
+
+function cancelSubject(s: DeadlineSubject, startedAt: number, control: CallControl): CancelSubject {
+  return {
+    tool: s.tool,
+    startedAt,
+    readOnly: control.readOnly === true,
+    ran: UNCANCELLED.has(s.tool) ? "continues" : true,
+    ...(s.session ? { session_id: s.session.id } : {}),
+    ...(s.page ? { page_id: s.page.id } : {}),
+  };
 }
 
 /**

@@ -7,6 +7,7 @@ import type { CapabilityName } from "./registry.ts";
 import { logger } from "../log.ts";
 import { withDeadline } from "./deadlines.ts";
 import { ownProtoPath } from "./own_proto.ts";
+import { shuttingDown } from "./admission.ts";
 
 const log = logger("mcp");
 
@@ -26,7 +27,10 @@ export interface ToolCall {
   era: "legacy" | "modern";
   /** The SDK's context of this request: elicitInput, inputResponses, requestState, notify. */
   ctx: ServerContext;
-  /** Aborted when the client cancels the request. */
+  /**
+   * Aborted when the client cancels the request. run() answers at once with call_cancelled and aborts
+   * the call's own signal (browser/call_signal.ts), which is what the work's safe points listen to.
+   */
   signal: AbortSignal;
   /** What the client declared it can do: at initialize (legacy) or on this request's envelope (modern). */
   clientCapabilities?: ClientCapabilities;
@@ -147,6 +151,8 @@ export function defineTool<S extends z.ZodObject>(def: ToolDefinition<S>): Tool 
     output: def.output,
     annotations: def.annotations,
     async run(rawArgs, app, call) {
+      // Shutdown admits nothing new (its drain cancels what runs); the viewer and CLI go through here too.
+      if (app.calls?.closing) return errorOutput(shuttingDown(def.name));
       const proto = ownProtoPath(rawArgs);
       if (proto !== undefined) return errorOutput(ownProtoArgument(def.name, proto));
       const parsed = def.input.safeParse(rawArgs ?? {});
@@ -163,7 +169,7 @@ export function defineTool<S extends z.ZodObject>(def: ToolDefinition<S>): Tool 
         } catch (err) {
           return errorOutput(asToolError(err));
         }
-      });
+      }, { cancel: call?.signal, readOnly: def.annotations?.readOnlyHint === true });
       if (out instanceof ToolError) return errorOutput(out);
       if (!out.isError) checkOutput(def.name, def.output, out.structured);
       return (app.recorder?.graceOverrides ?? 0) > overridesBefore ? withGraceWarning(out, app) : out;

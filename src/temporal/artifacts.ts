@@ -25,6 +25,7 @@ import { signedMs } from "./render/layout.ts";
 import { renderMotionHistory } from "./render/motion_history.ts";
 import { renderStoryboard, storyboardColumns, type StoryTile } from "./render/storyboard.ts";
 import type { Selected } from "./selection.ts";
+import { throwIfCancelled } from "../browser/call_signal.ts";
 
 export const ARTIFACT_ALGORITHM_VERSION = "krometrail-artifacts/1";
 
@@ -100,6 +101,8 @@ async function finish(
 ): Promise<Artifact> {
   const png = env.encodePng(image);
   const hash = await sha256Hex(png);
+  // The last safe point before files are written: a picture and its manifest are written as a pair.
+  throwIfCancelled();
   const written = await env.write("png", png);
   const r = p.range;
   const manifest: ArtifactManifest = {

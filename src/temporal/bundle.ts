@@ -13,6 +13,7 @@ import { type Prepared, prepareRangeYielding } from "./prepare.ts";
 import { ms, type ResolvedRange } from "./range.ts";
 import { plainMs, signedMs } from "./render/layout.ts";
 import type { SelectionReason } from "./selection.ts";
+import { throwIfCancelled } from "../browser/call_signal.ts";
 import { describeTransients, regionTimelines, type Transients, type TransientView } from "./transients.ts";
 
 // Their home was this file; importers keep working.
@@ -312,6 +313,8 @@ export async function buildBundle(
     const board = await storyboard(env, prepared, analysis, { max_tiles: opts.max_tiles });
     const comp = await composite(env, prepared, analysis);
     const diff = await differenceMap(env, prepared, analysis);
+    // Reading transients decodes frames again: a cancelled call stops before that work.
+    throwIfCancelled();
     const changeTimes = board.tiles.filter((t) => t.reasons.some((r) => MAJOR.includes(r as SelectionReason)))
       .map((t) => t.session_time_ms * 1e6);
     const near = eventsNearChanges(pageEvents, changeTimes, EVENT_LIMITS[opts.detail]);

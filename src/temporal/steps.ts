@@ -4,6 +4,8 @@
  * acknowledgements on the same thread are not held behind it (spec: image analysis never blocks
  * acknowledgement; an ack past its 1 s deadline ends the stream). Tests and benches drain it at once.
  */
+import { throwIfCancelled } from "../browser/call_signal.ts";
+
 export type Steps<T> = Generator<void, T, void>;
 
 export function runSteps<T>(steps: Steps<T>): T {
@@ -16,14 +18,19 @@ export function runSteps<T>(steps: Steps<T>): T {
 /** Longest stretch of synchronous work between two turns of the event loop. */
 const SLICE_MS = 12;
 
+/**
+ * Drains `steps`, yielding to the event loop every `sliceMs`. Each yield is a safe point: a cancelled
+ * call (call_signal.ts) stops here with its reason; the generators hold nothing that needs closing.
+ */
 export async function runStepsYielding<T>(steps: Steps<T>, sliceMs = SLICE_MS): Promise<T> {
   let sliceStart = performance.now();
   for (;;) {
     const next = steps.next();
     if (next.done) return next.value;
     if (performance.now() - sliceStart >= sliceMs) {
-      // A macrotask, not a microtask: only that lets socket messages in.
+      // A macrotask, not a microtask: only that lets socket messages in (a cancellation among them).
       await new Promise((resolve) => setTimeout(resolve, 0));
+      throwIfCancelled();
       sliceStart = performance.now();
     }
   }

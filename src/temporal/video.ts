@@ -15,8 +15,11 @@ import {
   sanitizeDiagnostics,
 } from "./ffmpeg.ts";
 import type { GapPresentation, VideoPlan } from "./video_plan.ts";
+import { currentCallSignal } from "../browser/call_signal.ts";
 
 export const VIDEO_ENCODE_ALGORITHM = "video_encode/1";
+/** How long a cancelled encode's ffmpeg gets to exit on SIGTERM before SIGKILL. */
+const TERM_GRACE_MS = 200;
 
 export interface FrameSource {
   /** Pixels of one source frame; every frame of one video has the source's size. */
@@ -165,6 +168,10 @@ export async function encodeVideo(
   const out = outputSize(width, height, lim.max_edge);
   const threads = Math.max(1, Math.floor(lim.threads));
   await ensureFfmpegAvailable(ffmpeg);
+  // A cancelled call (call_signal.ts) ends the encode: ffmpeg is stopped, fed frames are discarded and
+  // the partial file removed, so a cancelled video leaves nothing behind.
+  const signal = currentCallSignal();
+  signal?.throwIfAborted();
 
   const tmpPath = `${outPath}.partial-${crypto.randomUUID()}`;
   const args = buildEncodeArgs({
@@ -202,6 +209,16 @@ export async function encodeVideo(
     exited = true;
     return s;
   });
+  // SIGTERM lets ffmpeg exit on its own; SIGKILL follows if it has not within the grace.
+  let termTimer: ReturnType<typeof setTimeout> | undefined;
+  const terminate = () => {
+    if (exited) return;
+    try {
+      child.kill("SIGTERM");
+    } catch { /* already gone */ }
+    termTimer = setTimeout(kill, TERM_GRACE_MS);
+  };
+  signal?.addEventListener("abort", terminate, { once: true });
 
   let ok = false;
   try {
@@ -210,6 +227,7 @@ export async function encodeVideo(
     const writer = child.stdin.getWriter();
     try {
       for (const iv of plan.intervals) {
+        if (signal?.aborted) break;
         const image = iv.kind === "frame"
           ? await source.decode(iv.frame_id)
           : renderSlate(width, height, gapSlateLines(iv, plan));
@@ -221,13 +239,13 @@ export async function encodeVideo(
             height,
           );
         }
-        for (let k = 0; k < iv.frame_count && !writeFailed; k++) {
+        for (let k = 0; k < iv.frame_count && !writeFailed && !signal?.aborted; k++) {
           // A rejected write means ffmpeg stopped reading (error, size limit, or kill).
           await writer.write(image.data).catch(() => (writeFailed = true));
         }
         if (writeFailed) break;
       }
-      if (!writeFailed) closed = await writer.close().then(() => true, () => false);
+      if (!writeFailed && !signal?.aborted) closed = await writer.close().then(() => true, () => false);
     } catch (err) {
       kill();
       throw err;
@@ -236,6 +254,7 @@ export async function encodeVideo(
     }
     const { code } = await status;
     const diagnostics = await stderr;
+    signal?.throwIfAborted();
     if (timedOut) {
       throw limitExceeded(
         "video encode wall-clock time (ms)",
@@ -280,6 +299,7 @@ export async function encodeVideo(
       );
     }
     const sha256 = await sha256Hex(bytes);
+    signal?.throwIfAborted();
     await Deno.rename(tmpPath, outPath);
     ok = true;
     const fps = plan.fps;
@@ -319,6 +339,8 @@ export async function encodeVideo(
     };
   } finally {
     clearTimeout(timer);
+    clearTimeout(termTimer);
+    signal?.removeEventListener("abort", terminate);
     kill();
     await status.catch(() => {});
     await stderr.catch(() => "");
