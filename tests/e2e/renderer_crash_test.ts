@@ -109,7 +109,9 @@ async function frames(
   server: ServerHandle,
   pageId: string,
 ): Promise<{ total: number; gaps: Gap[]; lastMs: number }> {
-  const r = structured(await server.call("list_source_frames", { page_id: pageId, max_frames: 200 }));
+  const result = await server.call("list_source_frames", { page_id: pageId, max_frames: 200 });
+  assert(!result.isError, textOf(result));
+  const r = structured(result);
   const listed = r.frames as Array<{ session_time_ms: number }>;
   const total = r.total_frame_count as number;
   // The newest frame's time: the list is in time order, so page to its end when there are more.
@@ -144,7 +146,7 @@ Deno.test(
         const doomedUrl = `${site.origin}/crash/animated.html?which=doomed`;
         const nav = await server.call("navigate_page", { url: doomedUrl });
         assert(!nav.isError, textOf(nav));
-        const doomed = String(structured(nav).page_id);
+        const doomed = (structured(nav).page as { page_id: string }).page_id;
         const created = await server.call("create_page", {
           url: `${site.origin}/crash/animated.html?which=other`,
         });
@@ -236,7 +238,7 @@ Deno.test(
         // reload_page (the selected page: no page_id) gives the page a new renderer; frames resume on it.
         const reloaded = await server.call("reload_page", {});
         assert(!reloaded.isError, `reload recovers the page: ${textOf(reloaded).slice(0, 400)}`);
-        assertEquals(structured(reloaded).page_id, doomed);
+        assertEquals((structured(reloaded).page as { page_id: string }).page_id, doomed);
         const after = await status(server);
         assert(
           !after.crashed.some((p) => p.page_id === doomed),

@@ -177,8 +177,29 @@ Deno.test(
       for (const t of results) checkBounded(t);
       all.push(...results);
       // These need the renderer; inspect_page may answer from browser-side state (a valid result).
-      for (const tool of ["snapshot_page", "query_page", "take_screenshot", "fill"]) {
+      const verdicts = ["snapshot_page", "query_page", "take_screenshot", "fill"];
+      for (const tool of verdicts) {
         checkUnresponsive(results.find((t) => t.tool === tool) as Timed, "p1");
+      }
+      // Each of those verdicts is on the timeline too: an "unresponsive" browser event on p1 naming its tool
+      // (events reach the index through the ingest worker, so they are polled for, bounded).
+      let hangs: Array<{ page_id: string | null; level: string | null; data: { tool?: string } | null }> = [];
+      for (const until = performance.now() + 10_000; performance.now() < until;) {
+        const hung = await server.call("query_browser_events", {
+          kinds: ["unresponsive"],
+          page_id: "p1",
+          max_events: 100,
+        });
+        assert(!hung.isError, textOf(hung));
+        hangs = structured(hung).events as typeof hangs;
+        if (verdicts.every((tool) => hangs.some((e) => e.data?.tool === tool))) break;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      for (const tool of verdicts) {
+        const event = hangs.find((e) => e.data?.tool === tool);
+        assert(event, `an unresponsive event for ${tool}: ${JSON.stringify(hangs).slice(0, 600)}`);
+        assertEquals(event.page_id, "p1");
+        assertEquals(event.level, "warning");
       }
 
       // Navigating away to about:blank brings the page back (another renderer takes over).
