@@ -200,7 +200,8 @@ export class SessionCapture implements StreamHost {
 
   #onFrame(page: PageTarget, params: EventParams<"Page.screencastFrame">): void {
     const stream = this.#streamOf(page);
-    if (!stream) return;
+    // A page closed by a dropped connection cannot acknowledge a frame: it feeds nothing.
+    if (!stream || page.closed) return;
     // The first frame of a recovered page ends its crash gap: it renders again from here.
     if (this.#held.frameEndsCrash(page.id)) {
       stream.stats.interrupted = undefined;
