@@ -110,6 +110,26 @@ function size(result: ToolResult): number {
   return textOf(result).length + JSON.stringify(result.structuredContent ?? {}).length;
 }
 
+/** The pid of the browser process (not a helper: those carry --type=) whose profile is under `dir`. */
+function browserPid(dir: string): number | undefined {
+  for (const entry of Deno.readDirSync("/proc")) {
+    if (!/^\d+$/.test(entry.name)) continue;
+    let cmdline = "";
+    try {
+      cmdline = Deno.readTextFileSync(`/proc/${entry.name}/cmdline`);
+    } catch {
+      continue;
+    }
+    const args = cmdline.split("\0");
+    if (
+      args.some((a) => a.startsWith(`--user-data-dir=${dir}`)) && !args.some((a) => a.startsWith("--type="))
+    ) {
+      return Number(entry.name);
+    }
+  }
+  return undefined;
+}
+
 async function status(server: ServerHandle): Promise<Record<string, unknown>> {
   return structured(await server.call("browser_status", { detail: "expanded" }));
 }
@@ -393,6 +413,70 @@ Deno.test({
             events.some((e) => e.level === "error"),
             `the failed reconnect is an event: ${JSON.stringify(events)}`,
           );
+        },
+      });
+
+      await t.step({
+        name: "stop_browser during the outage ends the session at once, and a new attach works",
+        ...e2e,
+        fn: async () => {
+          const chrome = await launch(freePort());
+          const { sessionId } = await attachAndRecord(server, chrome, url);
+          await chrome.kill();
+          await expectReconnecting(server);
+          const accepted = await frameCount(server, { session_id: sessionId });
+          const stopAt = Date.now();
+          const stopped = await server.call("stop_browser");
+          const stopMs = Date.now() - stopAt;
+          assertEquals(stopped.isError, undefined, textOf(stopped));
+          assertEquals(structured(stopped).closed_browser, false, "an attached browser is never closed");
+          const after = await status(server);
+          assertEquals(after.running, false, `stopped: ${JSON.stringify(after).slice(0, 400)}`);
+          assertEquals(await frameCount(server, { session_id: sessionId }), accepted, "every frame kept");
+          // The retry loop is over: a browser on a new port is attached as a new session.
+          const next = await launch(freePort());
+          const again = await server.call("attach_browser", { endpoint: `http://127.0.0.1:${next.port}` });
+          assertEquals(again.isError, undefined, textOf(again));
+          assert(structured(again).session_id !== sessionId, "a new session");
+          assertEquals(structured(again).state, "running");
+          console.error(
+            `reconnect: stop_browser during the outage took ${stopMs} ms, ${accepted} frames kept`,
+          );
+          await server.call("stop_browser");
+        },
+      });
+
+      await t.step({
+        name: "a launched browser that exits ends its session (no reconnect), every frame kept",
+        ...e2e,
+        fn: async () => {
+          // A managed profile lives under this server's data dir, which names its browser among all processes.
+          const started = await server.call("start_browser", { profile: "h5-exit", url });
+          assertEquals(started.isError, undefined, textOf(started));
+          const sessionId = String(structured(started).session_id);
+          const pageId = await pageShowing(server, url);
+          await until(() => frameCount(server, { page_id: pageId }), (n) => n >= 20, 30_000);
+          const pid = browserPid(server.dataDir);
+          assert(pid, "the launched browser's process is found by its profile");
+          Deno.kill(pid, "SIGKILL");
+          const ended = await until(() => status(server), (s) => s.running === false, 15_000);
+          assertEquals(ended.running, false, `the session ends: ${JSON.stringify(ended).slice(0, 400)}`);
+          assertEquals(ended.state, "ended", "a launched browser is never waited for");
+          assertEquals(ended.reconnecting, undefined);
+          assert(
+            ["browser_exited", "browser_disconnected"].includes(String(ended.end_reason)),
+            `end_reason ${ended.end_reason}`,
+          );
+          const kept = await frameCount(server, { session_id: sessionId });
+          console.error(
+            `reconnect: a launched browser killed ends its session (${ended.end_reason}), ${kept} frames kept`,
+          );
+          assert(kept >= 20, `${kept} frames kept`);
+          assertEquals(await frameCount(server, { session_id: sessionId }), kept, "nothing more arrives");
+          // A new session can start at once; nothing of the dead one holds the slot.
+          const fresh = await server.call("start_browser", { temporary: true });
+          assertEquals(fresh.isError, undefined, textOf(fresh));
+          await server.call("stop_browser");
         },
       });
     } finally {
