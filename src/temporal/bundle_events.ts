@@ -12,9 +12,13 @@ import { signedMs } from "./render/layout.ts";
 /**
  * A layout shift is what moved the thing the agent saw move, so it ranks beside failed requests; an
  * emulation change (throttling switched on, offline) explains a change as well as a navigation does.
+ * A renderer crash explains whatever followed it; a dropped connection or a hung page, a gap or a stall.
  */
 const EVENT_RANK: Record<string, number> = {
   exception: 0,
+  crash: 0,
+  connection: 1,
+  unresponsive: 1,
   request_failed: 1,
   layout_shift: 1,
   navigation: 2,

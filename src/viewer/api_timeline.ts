@@ -14,9 +14,15 @@ const TICK_LIMIT = 2_000;
 const SESSION_LIMIT = 200;
 const PAGE_LIMIT = 50;
 
-/** Event rows that earn a tick: navigations, errors, failed or error-status requests, dialogs. */
+/**
+ * Event rows that earn a tick: navigations, errors, failed or error-status requests, dialogs, renderer
+ * crashes and hangs, the connection dropping and coming back.
+ */
 const TICK_EVENTS = `(kind = 'navigation' OR kind = 'exception' OR kind = 'request_failed' OR kind = 'dialog'
+  OR kind = 'crash' OR kind = 'unresponsive' OR kind = 'connection'
   OR (kind = 'console' AND level IN ('error', 'assert')) OR (kind = 'request' AND level = 'error'))`;
+/** The page's ticks, and the session-wide connection events (page_id null) on every page's timeline. */
+const TICK_PAGE = `(page_id = ? OR (page_id IS NULL AND kind = 'connection'))`;
 
 const ms = (ns: number): number => Math.round(Number(ns) / 1e3) / 1e3;
 
@@ -198,14 +204,14 @@ export async function timeline(app: AppContext, session: string, requestedPage: 
     }).n,
   );
   const eventTotal = Number(
-    (db.prepare(`SELECT count(*) AS n FROM events WHERE session_id = ? AND page_id = ? AND ${TICK_EVENTS}`)
+    (db.prepare(`SELECT count(*) AS n FROM events WHERE session_id = ? AND ${TICK_PAGE} AND ${TICK_EVENTS}`)
       .get(
         session,
         page,
       ) as { n: number }).n,
   );
   const events = (db.prepare(
-    `SELECT kind, at_ns, level, text FROM events WHERE session_id = ? AND page_id = ? AND ${TICK_EVENTS}
+    `SELECT kind, at_ns, level, text FROM events WHERE session_id = ? AND ${TICK_PAGE} AND ${TICK_EVENTS}
      ORDER BY at_ns, id LIMIT ?`,
   ).all(session, page, TICK_LIMIT) as Array<
     { kind: string; at_ns: number; level: string | null; text: string | null }

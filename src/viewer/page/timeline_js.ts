@@ -42,6 +42,11 @@ function eventLabel(e) {
   if (e.kind === "request") return "request error";
   if (e.kind === "exception") return "exception";
   if (e.kind === "dialog") return "dialog";
+  if (e.kind === "crash") return "renderer crash";
+  if (e.kind === "unresponsive") return "page unresponsive";
+  if (e.kind === "connection") {
+    return e.level === "info" ? "reconnected" : e.level === "error" ? "reconnect failed" : "connection lost";
+  }
   return "console " + (e.level || "error");
 }
 
