@@ -1,5 +1,15 @@
 import { assert, assertEquals } from "../assert.ts";
-import { e2e, errorCode, type ServerHandle, structured, textOf, withServer } from "./harness.ts";
+import { managedProfileDir } from "../../src/store/profiles.ts";
+import type { StaticServer } from "../../src/demo/static_server.ts";
+import {
+  e2e,
+  errorCode,
+  type ServerHandle,
+  structured,
+  textOf,
+  type ToolResult,
+  withServer,
+} from "./harness.ts";
 
 /** Bound on every condition poll: generous for a loaded 2-core box, never a fixed sleep. */
 const POLL_MS = 20_000;
@@ -82,12 +92,27 @@ async function crashTarget(port: number, urlPart: string): Promise<string> {
     ws.onerror = reject;
   });
   try {
-    const sessionId = await new Promise<string>((resolve, reject) => {
+    let sessionId = "";
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new Error(`Chrome did not report ${target.id} crashed to the test's own connection`)),
+        POLL_MS,
+      );
       ws.onmessage = (e) => {
         const m = JSON.parse(String(e.data));
-        if (m.id !== 1) return;
-        if (m.result?.sessionId) resolve(m.result.sessionId);
-        else reject(new Error(`attachToTarget: ${JSON.stringify(m.error)}`));
+        if (m.id === 1 && !m.result?.sessionId) {
+          reject(new Error(`attachToTarget: ${JSON.stringify(m.error)}`));
+        }
+        if (m.id === 1 && m.result?.sessionId) {
+          sessionId = m.result.sessionId;
+          // The renderer dies before it could answer Page.crash; Chrome says so on this session.
+          ws.send(JSON.stringify({ id: 2, method: "Inspector.enable", params: {}, sessionId }));
+          ws.send(JSON.stringify({ id: 3, method: "Page.crash", params: {}, sessionId }));
+        }
+        if (m.method === "Inspector.targetCrashed" && m.sessionId === sessionId) {
+          clearTimeout(timer);
+          resolve();
+        }
       };
       ws.send(
         JSON.stringify({
@@ -97,8 +122,6 @@ async function crashTarget(port: number, urlPart: string): Promise<string> {
         }),
       );
     });
-    // The renderer dies before it could answer, so there is no reply to wait for.
-    ws.send(JSON.stringify({ id: 2, method: "Page.crash", params: {}, sessionId }));
   } finally {
     ws.close();
   }
@@ -128,145 +151,237 @@ async function status(server: ServerHandle) {
   const st = structured(r);
   return {
     text: textOf(r),
+    chars: chars(r),
     crashed: (st.crashed_pages ?? []) as Array<{ page_id: string; crashed_at_ms: number; status: string }>,
   };
 }
 
-Deno.test(
-  "renderer crash: an attached page crashed with Page.crash is an event, a gap, a status entry and a page_crashed refusal until reload_page recovers it; the other page keeps recording",
-  e2e,
-  async () => {
-    const port = freePort();
-    const profile = await Deno.makeTempDir({ prefix: "krometrail-crash-chrome-" });
-    const chrome = await startChromium(port, profile);
-    try {
-      await withServer(async (server, site) => {
-        const attached = await server.call("attach_browser", { endpoint: `http://127.0.0.1:${port}` });
-        assert(!attached.isError, textOf(attached));
-        const doomedUrl = `${site.origin}/crash/animated.html?which=doomed`;
-        const nav = await server.call("navigate_page", { url: doomedUrl });
-        assert(!nav.isError, textOf(nav));
-        const doomed = (structured(nav).page as { page_id: string }).page_id;
-        const created = await server.call("create_page", {
-          url: `${site.origin}/crash/animated.html?which=other`,
-        });
-        assert(!created.isError, textOf(created));
-        const other = String(structured(created).page_id);
-        assert(doomed !== other, `two pages: ${doomed}, ${other}`);
-        // Both pages paint continuously; their screencasts have delivered frames before the crash.
-        for (const page of [doomed, other]) {
-          await until(
-            `frames on ${page}`,
-            async () => (await frames(server, page)).total >= 3 ? true : undefined,
-          );
-        }
+/** What a response costs a client: its text plus its structured content. */
+function chars(r: ToolResult): number {
+  return textOf(r).length + JSON.stringify(r.structuredContent ?? {}).length;
+}
 
-        const crashedAt = performance.now();
-        await crashTarget(port, "which=doomed");
+/** Response sizes of the crash path, printed at the end (the tools' answers stay lean). */
+const sizes: Record<string, number> = {};
 
-        // browser_status names the crashed page and says to reload it.
-        const st = await until("crashed_pages in browser_status", async () => {
-          const s = await status(server);
-          return s.crashed.some((p) => p.page_id === doomed) ? s : undefined;
-        });
-        const entry = st.crashed.find((p) => p.page_id === doomed);
-        assertEquals(entry?.status, "crashed", JSON.stringify(st.crashed));
-        assert(
-          !st.crashed.some((p) => p.page_id === other),
-          `only ${doomed} crashed: ${JSON.stringify(st.crashed)}`,
-        );
-        assert(st.text.includes(doomed) && st.text.includes("reload_page"), st.text);
-        console.error(
-          `crash seen in browser_status ${Math.round(performance.now() - crashedAt)} ms after Page.crash`,
-        );
+async function pageIdOf(server: ServerHandle, tool: string, args: Record<string, unknown>): Promise<string> {
+  const r = await server.call(tool, args);
+  assert(!r.isError, `${tool}: ${textOf(r).slice(0, 400)}`);
+  const st = structured(r);
+  return String((st.page as { page_id?: string } | undefined)?.page_id ?? st.page_id);
+}
 
-        // The crash is a browser event on that page, on the session clock.
-        const crashEvent = await until("a crash event", async () => {
-          const r = structured(await server.call("query_browser_events", { kinds: ["crash"] }));
-          return (r.events as BrowserEvent[]).find((e) => e.page_id === doomed);
-        });
-        assertEquals(crashEvent.level, "error");
-        assert(crashEvent.text?.includes("crashed"), JSON.stringify(crashEvent));
-        assert(
-          Math.abs(crashEvent.session_time_ms - (entry?.crashed_at_ms ?? -1)) < 1_000,
-          `event at ${crashEvent.session_time_ms} ms, status says ${entry?.crashed_at_ms} ms`,
-        );
+/**
+ * After Page.crash on `pageId`: browser_status names it and says to reload, a crash event and a "crashed" gap
+ * are on its timeline, and page-scoped tools refuse it with page_crashed and the recoveries.
+ */
+async function expectCrash(server: ServerHandle, pageId: string, otherPageId: string, nth = 1) {
+  const st = await until(`${pageId} in browser_status crashed_pages`, async () => {
+    const s = await status(server);
+    return s.crashed.some((p) => p.page_id === pageId) ? s : undefined;
+  });
+  sizes["browser_status (a crashed page)"] = st.chars;
+  const entry = st.crashed.find((p) => p.page_id === pageId);
+  assertEquals(entry?.status, "crashed", JSON.stringify(st.crashed));
+  assert(!st.crashed.some((p) => p.page_id === otherPageId), `only ${pageId}: ${JSON.stringify(st.crashed)}`);
+  assert(st.text.includes(pageId) && st.text.includes("reload_page"), st.text);
 
-        // A gap of kind "crashed" on that page only, opening at the crash.
-        const atCrash = await frames(server, doomed);
-        const gap = await until("a crashed gap", async () => {
-          const f = await frames(server, doomed);
-          return f.gaps.find((g) => g.kind === "crashed" && g.page_id === doomed);
-        });
-        assert(gap.start_ns / 1e6 >= atCrash.lastMs - 1_000, `gap starts at ${gap.start_ns / 1e6} ms`);
-        const otherAtCrash = await frames(server, other);
-        assert(
-          !otherAtCrash.gaps.some((g) => g.kind === "crashed"),
-          `no crash gap on ${other}: ${JSON.stringify(otherAtCrash.gaps)}`,
-        );
+  // The crash is a browser event on that page, on the session clock: its nth crash, its nth crash event.
+  const event = await until(`crash event ${nth} on ${pageId}`, async () => {
+    const r = structured(await server.call("query_browser_events", { kinds: ["crash"], page_id: pageId }));
+    const events = r.events as BrowserEvent[];
+    assert(events.length <= nth, `one event per crash: ${JSON.stringify(events)}`);
+    return events[nth - 1];
+  });
+  assertEquals(event.level, "error");
+  assert(event.text?.includes("crashed"), JSON.stringify(event));
+  assertEquals(event.data?.status, "crashed");
+  assert(
+    Math.abs(event.session_time_ms - (entry?.crashed_at_ms ?? -1)) < 1_000,
+    `event at ${event.session_time_ms} ms, status says ${entry?.crashed_at_ms} ms`,
+  );
 
-        // The next page-scoped tool on the crashed page fails with the reload guidance.
-        for (const [tool, args] of [["snapshot_page", {}], ["click", { selector: "#ping" }]] as const) {
-          const r = await server.call(tool, { page_id: doomed, ...args });
-          assertEquals(errorCode(r), "page_crashed", `${tool}: ${textOf(r).slice(0, 300)}`);
-          const error = structured(r).error as {
-            retry: string;
-            recovery: string;
-            affected: { page_id: string };
-          };
-          assertEquals(error.retry, "after_recovery");
-          assertEquals(error.affected.page_id, doomed);
-          for (const recovery of ["reload_page", "close_page"]) {
-            assert(error.recovery.includes(recovery), error.recovery);
-          }
-        }
-        // list_pages and select_page still work on it, and say it crashed.
-        const listed = await server.call("list_pages", {});
-        assert(!listed.isError && /CRASHED/.test(textOf(listed)), textOf(listed));
-        const row = (structured(listed).pages as Array<{ page_id: string; crashed?: { status: string } }>)
-          .find((p) => p.page_id === doomed);
-        assertEquals(row?.crashed?.status, "crashed");
+  // An open gap of kind "crashed" on that page, from the crash on.
+  const gap = await until(`an open crashed gap on ${pageId}`, async () => {
+    const f = await frames(server, pageId);
+    return f.gaps.find((g) => g.kind === "crashed" && g.page_id === pageId && g.end_ns === null);
+  });
+  assert(
+    Math.abs(gap.start_ns / 1e6 - (entry?.crashed_at_ms ?? -1)) < 1_000,
+    `gap from ${gap.start_ns / 1e6} ms, crash at ${entry?.crashed_at_ms} ms`,
+  );
 
-        // The other page keeps recording after the crash.
-        await until(`${other} frames after the crash`, async () => {
-          const f = await frames(server, other);
-          return f.total > otherAtCrash.total + 2 && f.lastMs > gap.start_ns / 1e6 ? true : undefined;
-        });
-        const selected = await server.call("select_page", { page_id: doomed });
-        assert(!selected.isError, textOf(selected));
-
-        // reload_page (the selected page: no page_id) gives the page a new renderer; frames resume on it.
-        const reloaded = await server.call("reload_page", {});
-        assert(!reloaded.isError, `reload recovers the page: ${textOf(reloaded).slice(0, 400)}`);
-        assertEquals((structured(reloaded).page as { page_id: string }).page_id, doomed);
-        const after = await status(server);
-        assert(
-          !after.crashed.some((p) => p.page_id === doomed),
-          `recovered: ${JSON.stringify(after.crashed)}`,
-        );
-        assert(!after.text.includes("crashed"), after.text);
-        const resumed = await until(`frames on ${doomed} after the reload`, async () => {
-          const f = await frames(server, doomed);
-          return f.total > atCrash.total + 2 && f.lastMs > gap.start_ns / 1e6 ? f : undefined;
-        });
-        const closedGap = resumed.gaps.find((g) => g.kind === "crashed" && g.page_id === doomed);
-        assert(closedGap?.end_ns !== null && closedGap?.end_ns !== undefined, JSON.stringify(resumed.gaps));
-        const snap = await server.call("snapshot_page", { page_id: doomed });
-        assert(!snap.isError, textOf(snap));
-        assert(textOf(snap).includes("Ping"), textOf(snap).slice(0, 300));
-        console.error(
-          `crash test: ${doomed} frames ${atCrash.total} at the crash, ${resumed.total} after reload; ` +
-            `${other} ${otherAtCrash.total} → kept recording; gap ${Math.round(gap.start_ns / 1e6)}–${
-              Math.round((closedGap?.end_ns ?? 0) / 1e6)
-            } ms; status ${st.text.length} chars`,
-        );
-      });
-    } finally {
-      try {
-        Deno.kill(-chrome.pid, "SIGKILL");
-      } catch { /* already gone */ }
-      await chrome.status;
-      await Deno.remove(profile, { recursive: true }).catch(() => {});
+  // The next page-scoped tool on it fails with the reload guidance.
+  for (const [tool, args] of [["snapshot_page", {}], ["click", { selector: "#ping" }]] as const) {
+    const r = await server.call(tool, { page_id: pageId, ...args });
+    assertEquals(errorCode(r), "page_crashed", `${tool}: ${textOf(r).slice(0, 300)}`);
+    sizes[`${tool} → page_crashed`] = chars(r);
+    const error = structured(r).error as { retry: string; recovery: string; affected: { page_id: string } };
+    assertEquals(error.retry, "after_recovery");
+    assertEquals(error.affected.page_id, pageId);
+    for (const recovery of ["reload_page", "navigate_page", "close_page"]) {
+      assert(error.recovery.includes(recovery), error.recovery);
     }
+  }
+  return { entry, gap };
+}
+
+/** The crash gap on the page has ended and frames arrive on it again, after the crash. */
+async function expectRecovered(server: ServerHandle, pageId: string, crashNs: number, framesAtCrash: number) {
+  const after = await status(server);
+  assert(!after.crashed.some((p) => p.page_id === pageId), `recovered: ${JSON.stringify(after.crashed)}`);
+  assert(!after.text.includes(`${pageId} crashed`), after.text);
+  const resumed = await until(`frames on ${pageId} after the recovery`, async () => {
+    const f = await frames(server, pageId);
+    return f.total > framesAtCrash + 2 && f.lastMs > crashNs / 1e6 ? f : undefined;
+  });
+  const closed = resumed.gaps.find((g) => g.kind === "crashed" && g.start_ns === crashNs);
+  assert(closed && closed.end_ns !== null && closed.end_ns >= crashNs, JSON.stringify(resumed.gaps));
+  const snap = await server.call("snapshot_page", { page_id: pageId });
+  assert(!snap.isError && textOf(snap).includes("Ping"), textOf(snap).slice(0, 300));
+  return { resumed, gapEndNs: closed.end_ns };
+}
+
+async function attachedCrash(server: ServerHandle, site: StaticServer): Promise<void> {
+  const port = freePort();
+  const profile = await Deno.makeTempDir({ prefix: "krometrail-crash-chrome-" });
+  const chrome = await startChromium(port, profile);
+  try {
+    const attached = await server.call("attach_browser", { endpoint: `http://127.0.0.1:${port}` });
+    assert(!attached.isError, textOf(attached));
+    const doomed = await pageIdOf(server, "navigate_page", {
+      url: `${site.origin}/crash/animated.html?which=doomed`,
+    });
+    const other = await pageIdOf(server, "create_page", {
+      url: `${site.origin}/crash/animated.html?which=other`,
+    });
+    assert(doomed !== other, `two pages: ${doomed}, ${other}`);
+    // Both pages paint continuously; their screencasts have delivered frames before the crash.
+    for (const page of [doomed, other]) {
+      await until(
+        `frames on ${page}`,
+        async () => (await frames(server, page)).total >= 3 ? true : undefined,
+      );
+    }
+    const sent = performance.now();
+    await crashTarget(port, "which=doomed");
+    const { gap } = await expectCrash(server, doomed, other);
+    const seenMs = Math.round(performance.now() - sent);
+    const atCrash = await frames(server, doomed);
+    const otherAtCrash = await frames(server, other);
+    assert(!otherAtCrash.gaps.some((g) => g.kind === "crashed"), `no crash gap on ${other}`);
+
+    // list_pages and select_page still work on it, and say it crashed.
+    const listed = await server.call("list_pages", {});
+    assert(!listed.isError && textOf(listed).includes("CRASHED"), textOf(listed));
+    sizes["list_pages (two pages, one crashed)"] = chars(listed);
+    const row = (structured(listed).pages as Array<{ page_id: string; crashed?: { status: string } }>)
+      .find((p) => p.page_id === doomed);
+    assertEquals(row?.crashed?.status, "crashed");
+    const selected = await server.call("select_page", { page_id: doomed });
+    assert(!selected.isError, textOf(selected));
+    sizes["select_page (crashed)"] = chars(selected);
+
+    // The other page keeps recording after the crash.
+    await until(`${other} frames after the crash`, async () => {
+      const f = await frames(server, other);
+      return f.total > otherAtCrash.total + 2 && f.lastMs > gap.start_ns / 1e6 ? true : undefined;
+    });
+
+    // reload_page (the selected page: no page_id) gives the page a new renderer; frames resume on it.
+    const reloaded = await server.call("reload_page", {});
+    assert(!reloaded.isError, `reload recovers the page: ${textOf(reloaded).slice(0, 400)}`);
+    sizes["reload_page (recovering)"] = chars(reloaded);
+    assertEquals((structured(reloaded).page as { page_id: string }).page_id, doomed);
+    const { resumed, gapEndNs } = await expectRecovered(server, doomed, gap.start_ns, atCrash.total);
+    console.error(
+      `attached: crash seen ${seenMs} ms after Page.crash; ${doomed} ${atCrash.total} frames at the crash, ` +
+        `${resumed.total} after reload_page; gap ${Math.round(gap.start_ns / 1e6)}–${
+          Math.round(gapEndNs / 1e6)
+        } ms; ${other} kept recording`,
+    );
+  } finally {
+    // Detach first: a killed endpoint would put the session into reconnecting.
+    await server.call("stop_browser", {}).catch(() => {});
+    try {
+      Deno.kill(-chrome.pid, "SIGKILL");
+    } catch { /* already gone */ }
+    await chrome.status;
+    await Deno.remove(profile, { recursive: true }).catch(() => {});
+  }
+}
+
+/**
+ * The same detection in a launched session (the URL policy refuses chrome://crash, so the test crashes the
+ * page from its own CDP connection; a managed profile under the server's data dir tells it the port).
+ * navigate_page recovers one crash and close_page removes the page after a second.
+ */
+async function launchedCrash(server: ServerHandle, site: StaticServer): Promise<void> {
+  const profile = "crash-launched";
+  const started = await server.call("start_browser", { profile });
+  assert(!started.isError, textOf(started));
+  try {
+    const port = Number(
+      (await Deno.readTextFile(`${managedProfileDir(server.dataDir, profile)}/DevToolsActivePort`)).split(
+        "\n",
+      )[0],
+    );
+    const stays = await pageIdOf(server, "navigate_page", {
+      url: `${site.origin}/crash/animated.html?which=stays`,
+    });
+    const doomed = await pageIdOf(server, "create_page", {
+      url: `${site.origin}/crash/animated.html?which=first`,
+    });
+    await until(
+      `frames on ${doomed}`,
+      async () => (await frames(server, doomed)).total >= 3 ? true : undefined,
+    );
+
+    await crashTarget(port, "which=first");
+    const first = await expectCrash(server, doomed, stays);
+    const atCrash = await frames(server, doomed);
+    const moved = await server.call("navigate_page", {
+      page_id: doomed,
+      url: `${site.origin}/crash/animated.html?which=second`,
+    });
+    assert(!moved.isError, `navigate_page recovers the page: ${textOf(moved).slice(0, 400)}`);
+    sizes["navigate_page (recovering)"] = chars(moved);
+    await expectRecovered(server, doomed, first.gap.start_ns, atCrash.total);
+
+    await crashTarget(port, "which=second");
+    await expectCrash(server, doomed, stays, 2);
+    const closed = await server.call("close_page", { page_id: doomed });
+    assert(!closed.isError, `close_page closes a crashed page: ${textOf(closed)}`);
+    sizes["close_page (crashed)"] = chars(closed);
+    const after = await status(server);
+    assertEquals(after.crashed, [], after.text);
+    const pages = structured(await server.call("list_pages", {})).pages as Array<{ page_id: string }>;
+    assertEquals(pages.map((p) => p.page_id), [stays]);
+  } finally {
+    await server.call("stop_browser", {}).catch(() => {});
+  }
+}
+
+Deno.test(
+  "renderer crash: a page crashed with Page.crash is an event, a gap, a status entry and a page_crashed refusal until reload, navigation or close; the other page keeps recording",
+  e2e,
+  async (t) => {
+    await withServer(async (server, site) => {
+      await t.step({
+        name: "attached Chromium: reload_page recovers",
+        ...e2e,
+        fn: () => attachedCrash(server, site),
+      });
+      await t.step({
+        name: "launched Chromium: navigate_page recovers, close_page closes",
+        ...e2e,
+        fn: () => launchedCrash(server, site),
+      });
+      console.error(
+        `response sizes (text + structuredContent chars): ${
+          Object.entries(sizes).map(([k, v]) => `${k} ${v}`).join(", ")
+        }`,
+      );
+    });
   },
 );
