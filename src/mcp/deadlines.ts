@@ -328,9 +328,9 @@ export async function withDeadline(
       controller.abort(error);
       const abortedAt = performance.now();
       running.then(() => {}, () => {}).finally(() =>
-        log.info("{tool} {cause}: its work settled {ms} ms after the abort; result dropped", {
+        log.info("{tool} cancelled ({cause}): its work settled {ms} ms after the abort; result dropped", {
           tool,
-          cause: first === "client" ? "cancelled by the client" : "cancelled by shutdown",
+          cause: first,
           ms: Math.round(performance.now() - abortedAt),
         })
       );
