@@ -2,15 +2,14 @@
  * One browser session's capture: its screencast streams, counters, gaps and the rows it sends to the
  * ingest worker through the recorder.
  */
-import type { BrowserSession, PageOrigin, PageTrouble, Reconnected } from "../browser/session.ts";
+import type { BrowserSession } from "../browser/session.ts";
 import { recordBrowserEvents } from "../browser/events.ts";
-import type { EventParams } from "../browser/cdp.ts";
 import type { PageTarget } from "../browser/targets.ts";
 import type { Admission, RetentionStatus } from "./ingest_budget.ts";
 import type { PersistenceCause } from "../store/segments.ts";
 import type { FlushStats, FrameMessage, FromWorker, GapRow, SessionStorage } from "./messages.ts";
 import type { Recorder } from "./recorder.ts";
-import { type HeldGapKind, OutageGaps } from "./outage_gaps.ts";
+import { StreamInterruptions } from "./stream_interruptions.ts";
 import {
   type PostActionFrameRequest,
   type PostActionFrames,
@@ -75,7 +74,7 @@ export class SessionCapture implements StreamHost {
   budget?: BudgetPause;
   #budgetGapPages = new Set<string>();
   /** Outage and crash gaps, held across the page's stream objects. */
-  readonly #held = new OutageGaps();
+  readonly #interruptions = new StreamInterruptions(this);
   #unsubscribe: Array<() => void> = [];
 
   constructor(readonly session: BrowserSession, private readonly recorder: Recorder) {
@@ -170,160 +169,28 @@ export class SessionCapture implements StreamHost {
         record_dom: s.config.record_dom ? 1 : 0,
       },
     });
+    const held = this.#interruptions;
     this.#unsubscribe.push(
-      s.onPageEvent("Page.screencastFrame", (page, params) => this.#onFrame(page, params)),
+      s.onPageEvent("Page.screencastFrame", (page, params) => held.frameStream(page)?.onFrame(params)),
       s.onPageEvent(
         "Page.screencastVisibilityChanged",
-        (page, params) => this.#streamOf(page)?.onVisibility(params.visible),
+        (page, params) => held.streamOf(page)?.onVisibility(params.visible),
       ),
-      s.onPageAdded((page, origin) => this.#pageAdded(page, origin)),
+      s.onPageAdded((page, origin) => origin === "readopted" ? held.readopt(page) : this.startStream(page)),
       s.onPageRemoved((page) => this.#endStream(page)),
-      s.onConnectionLost((atMs) => this.#connectionLost(atMs)),
-      s.onReconnected((info) => this.#reconnected(info)),
-      s.onPageTrouble((page, trouble) => this.#pageTrouble(page, trouble)),
-      s.onPageRecovered((page) => this.#pageRecovered(page)),
+      ...held.subscribe(),
       // Event recording runs whether or not the event tools are exposed. Its own end-of-session row
       // (a failed reconnection) is written before this capture's stop flushes: it subscribes first.
       recordBrowserEvents(s, (row) => this.recorder.send({ type: "event", row })),
     );
-    for (const page of s.pages.values()) this.#startStream(page);
+    for (const page of s.pages.values()) this.startStream(page);
     s.onEnded(() => {
       this.stop().catch(() => {});
     });
   }
 
-  /** The stream of this very page object (an orphan of a dropped connection feeds nothing). */
-  #streamOf(page: PageTarget): ScreencastStream | undefined {
-    const stream = this.streams.get(page.id);
-    return stream?.page === page ? stream : undefined;
-  }
-
-  #onFrame(page: PageTarget, params: EventParams<"Page.screencastFrame">): void {
-    const stream = this.#streamOf(page);
-    // A page closed by a dropped connection cannot acknowledge a frame: it feeds nothing.
-    if (!stream || page.closed) return;
-    // The first frame of a recovered page ends its crash gap: it renders again from here.
-    if (this.#held.frameEndsCrash(page.id)) {
-      stream.stats.interrupted = undefined;
-      this.gapEnd(page.id, "crashed", this.nowNs());
-    }
-    stream.onFrame(params);
-  }
-
-  #pageAdded(page: PageTarget, origin: PageOrigin): void {
-    if (origin === "readopted") this.#readopt(page);
-    else this.#startStream(page);
-  }
-
-  #openHeld(page: PageTarget | string, kind: HeldGapKind, startNs: number, cause: string): void {
-    const pageId = typeof page === "string" ? page : page.id;
-    if (!this.#held.open(pageId, kind, startNs)) return;
-    const stream = this.streams.get(pageId);
-    if (stream) stream.stats.interrupted = this.#held.interruption(pageId);
-    this.gap({
-      session_id: this.sessionId,
-      page_id: pageId,
-      kind,
-      start_ns: startNs,
-      end_ns: null,
-      ordinal: stream?.lastOrdinal ?? null,
-      cause,
-    });
-  }
-
-  #endHeld(pageId: string, kind: HeldGapKind, endNs: number): void {
-    if (!this.#held.end(pageId, kind)) return;
-    const stream = this.streams.get(pageId);
-    if (stream) stream.stats.interrupted = this.#held.interruption(pageId);
-    this.gapEnd(pageId, kind, endNs);
-  }
-
-  /**
-   * The connection dropped: every page object is closed, so no stream can be fed. Each stream's own
-   * gaps end here (the outage gap covers what follows, one gap per page) without a CDP round trip.
-   */
-  #connectionLost(atMs: number): void {
-    if (this.stopped) return;
-    const startNs = Math.round(atMs * 1e6);
-    const conn = this.session.connection;
-    const window = conn.state === "reconnecting" ? ` for up to ${conn.window_ms} ms` : "";
-    for (const [pageId, stream] of this.streams) {
-      // Pages that left the session before the drop have nothing to cover.
-      if (this.session.pages.get(pageId) !== stream.page) continue;
-      // A crash gap gives way to the outage gap: the re-adopted page is a new renderer attachment.
-      this.#endHeld(pageId, "crashed", startNs);
-      stream.stop().catch(() => {});
-      this.#openHeld(
-        pageId,
-        "disconnected",
-        startNs,
-        `the browser connection dropped; reconnecting${window}`,
-      );
-    }
-  }
-
-  /**
-   * A page that kept its id across the reconnection: a new stream on the new page object, its ordinals
-   * and counters continuing the old one's; no second target row (the page is the same target on our
-   * timeline). Its outage gap ends here once the reconnection completes.
-   */
-  #readopt(page: PageTarget): void {
-    if (this.stopped) return;
-    const previous = this.streams.get(page.id);
-    if (!previous) {
-      this.#startStream(page);
-      return;
-    }
-    if (previous.page === page) return;
-    previous.stop().catch(() => {});
-    const stream = new ScreencastStream(page, this, previous);
-    stream.stats.interrupted = this.#held.interruption(page.id);
-    this.streams.set(page.id, stream);
-    this.#held.readopted(page.id, this.nowNs());
-    this.#startScreencast(stream);
-  }
-
-  #reconnected(_info: Reconnected): void {
-    if (this.stopped) return;
-    for (const { page_id, end_ns } of this.#held.resumed()) {
-      const stream = this.streams.get(page_id);
-      if (stream) stream.stats.interrupted = this.#held.interruption(page_id);
-      this.gapEnd(page_id, "disconnected", end_ns);
-    }
-  }
-
-  /** A crashed renderer shows nothing until reloaded: a gap for that page only. A hang opens none. */
-  #pageTrouble(page: PageTarget, trouble: PageTrouble): void {
-    if (this.stopped || trouble.kind !== "crashed" || !this.#streamOf(page)) return;
-    this.#openHeld(
-      page,
-      "crashed",
-      Math.round(trouble.at_ms * 1e6),
-      `renderer crashed (${trouble.status}, code ${trouble.error_code}); nothing renders until the page is reloaded or navigated`,
-    );
-  }
-
-  /** A crashed page committed a new document: its screencast starts again; the gap ends at its first frame. */
-  #pageRecovered(page: PageTarget): void {
-    const stream = this.#streamOf(page);
-    if (this.stopped || !stream || !this.#held.isOpen(page.id, "crashed")) return;
-    this.#held.recovered(page.id);
-    const recoveredNs = this.nowNs();
-    stream.start().catch((err) => {
-      // No frame will end the gap: it ends at the recovery and the failure is a gap of its own.
-      this.#endHeld(page.id, "crashed", recoveredNs);
-      this.gap({
-        session_id: this.sessionId,
-        page_id: page.id,
-        kind: "stream_error",
-        start_ns: recoveredNs,
-        end_ns: null,
-        cause: `screencast did not restart after the crash: ${String(err).slice(0, 120)}`,
-      });
-    });
-  }
-
-  #startStream(page: PageTarget): void {
+  /** A page new to the session: its stream and its target row. */
+  startStream(page: PageTarget): void {
     if (this.stopped || this.streams.has(page.id)) return;
     const stream = new ScreencastStream(page, this);
     this.streams.set(page.id, stream);
@@ -337,13 +204,13 @@ export class SessionCapture implements StreamHost {
         created_ns: this.nowNs(),
       },
     });
-    this.#startScreencast(stream);
+    this.startScreencast(stream);
   }
 
-  #startScreencast(stream: ScreencastStream): void {
+  startScreencast(stream: ScreencastStream): void {
     stream.start().catch((err) => {
       // A stream the connection dropped under is the outage gap's, not an error of its own.
-      if (this.streams.get(stream.page.id) !== stream || this.#held.isOpen(stream.page.id, "disconnected")) {
+      if (this.streams.get(stream.page.id) !== stream || this.#interruptions.disconnected(stream.page.id)) {
         return;
       }
       this.gap({
@@ -362,8 +229,7 @@ export class SessionCapture implements StreamHost {
     if (!stream) return;
     const now = this.nowNs();
     // A page that did not come back after a reconnection (or a crashed page closed) ends its gap here.
-    for (const kind of this.#held.endPage(page.id)) this.gapEnd(page.id, kind, now);
-    stream.stats.interrupted = undefined;
+    this.#interruptions.endPage(page.id, now);
     stream.stop().catch(() => {});
     this.recorder.send({
       type: "target_closed",
@@ -380,7 +246,7 @@ export class SessionCapture implements StreamHost {
       // The session's end (a reconnection window that ran out, a stop while reconnecting) ends every
       // outage and crash gap, before the flush and the session_end row.
       const endNs = this.nowNs();
-      for (const g of this.#held.endAll()) this.gapEnd(g.page_id, g.kind, endNs);
+      this.#interruptions.endAll(endNs);
       for (const off of this.#unsubscribe) off();
       await Promise.all([...this.streams.values()].map((s) => s.stop()));
       for (const pageId of this.#budgetGapPages) this.gapEnd(pageId, "budget", this.nowNs());
