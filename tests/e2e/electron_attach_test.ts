@@ -66,9 +66,12 @@ async function startNodeInspector(): Promise<
   };
 }
 
-/** A Chromium shaped like an Electron app: its own process group, a fixed debugging port, one app window. */
+/**
+ * A Chromium shaped like an Electron app: its own process group, a fixed debugging port, one app window
+ * (or, without a URL, no window at all, like an app that has not opened one yet).
+ */
 async function startAppWindow(
-  appUrl: string,
+  appUrl: string | undefined,
 ): Promise<{ pid: number; port: number; stop: () => Promise<void> }> {
   const executable = Deno.env.get("KROMETRAIL_CHROME") ?? Deno.env.get("CHROME_BIN") ?? "/usr/bin/chromium";
   const port = freePort();
@@ -89,7 +92,7 @@ async function startAppWindow(
     "--mute-audio",
     "--window-size=800,600",
     ...(Deno.build.os === "linux" && Deno.uid() === 0 ? ["--no-sandbox"] : []),
-    `--app=${appUrl}`,
+    appUrl ? `--app=${appUrl}` : "--no-startup-window",
   ];
   // setsid: Chromium leads its own group, so the whole group (zygote, renderers) goes at the end.
   const child = new Deno.Command("setsid", { args: [executable, ...args], stdout: "null", stderr: "null" })
@@ -104,6 +107,7 @@ async function startAppWindow(
   try {
     await until("the app window's page, worker and service worker", async () => {
       const types = new Set((await targetsAt(port)).map((t) => t.type));
+      if (!appUrl) return types.size === 0 || undefined;
       return types.has("page") && types.has("worker") && types.has("service_worker") || undefined;
     });
   } catch (err) {
