@@ -5,7 +5,7 @@
  * against its deadline here; when it passes, the call's CDP commands are cancelled (call_signal.ts),
  * the page is probed once, and a structured error says what happened and how to recover.
  */
-import { outsideCall, runInCall } from "../browser/call_signal.ts";
+import { currentCallSignal, outsideCall, runInCall } from "../browser/call_signal.ts";
 import type { BrowserSession } from "../browser/session.ts";
 import type { PageTarget } from "../browser/targets.ts";
 import { asToolError, ToolError } from "../errors.ts";
@@ -304,6 +304,7 @@ export async function withDeadline(
     const latest = session?.latestInteractionId;
     return latest !== undefined && latest !== interactionBefore ? latest : undefined;
   };
+  // (`?.`: test doubles of the app may come without an admission.)
   const watch = stopWatch(control.cancel, app.calls?.signal);
   const controller = new AbortController();
   const early: CancelCause | undefined = app.calls?.closing
@@ -314,6 +315,12 @@ export async function withDeadline(
   if (early) {
     watch.off();
     return callCancelled({ ...cancelSubject(subject, startedAt, control), ran: false }, early);
+  }
+  // A nested call (a batch step) of a call already cancelled starts nothing: it fails as its parent did.
+  const outer = currentCallSignal();
+  if (outer?.aborted) {
+    watch.off();
+    return asToolError(outer.reason);
   }
   const running = UNCANCELLED.has(tool) ? work() : runInCall(controller.signal, work);
   app.calls?.track(running);

@@ -9,7 +9,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { join } from "node:path";
 import { assert, assertEquals } from "../assert.ts";
 import { SERVER_PERMISSIONS } from "../../build.ts";
-import { e2e, fixtures, REPO_ROOT, structured, textOf, type ToolResult } from "./harness.ts";
+import { e2e, errorCode, fixtures, REPO_ROOT, structured, textOf, type ToolResult } from "./harness.ts";
 
 /** The issue's bound: each cancelled call's work ends within 1 s of the abort. */
 const STOP_BOUND_MS = 1_000;
@@ -65,9 +65,12 @@ async function startPipedServer(dataDir: string) {
     versionNegotiation: { mode: { pin: "2026-07-28" } },
   });
   await client.connect(transport);
+  // A response the server sent for a request the client cancelled would surface here.
+  const protocolErrors: string[] = [];
+  client.onerror = (err: Error) => protocolErrors.push(err.message);
   const call = async (name: string, args: Record<string, unknown> = {}) =>
     await client.callTool({ name, arguments: args }) as ToolResult;
-  return { client, log, pid: transport.pid, call };
+  return { client, log, pid: transport.pid, call, protocolErrors };
 }
 
 type Piped = Awaited<ReturnType<typeof startPipedServer>>;
@@ -224,6 +227,37 @@ Deno.test({
           // Settled means the encode's cleanup ran: ffmpeg has exited and the partial file is gone.
           assertEquals(await encoderChildren(pid), [], "no ffmpeg child left");
           assertEquals(await videoFiles(dataDir), [], "no video file, partial or whole, was left");
+        },
+      });
+      assertEquals(server.protocolErrors, [], "nothing further was sent for a cancelled request");
+
+      await t.step({
+        name: "shutdown cancels a running 20 s wait (shutting_down) and drains without running out",
+        ...e2e,
+        fn: async () => {
+          const pid = server.pid;
+          assert(pid, "the server's pid");
+          const from = server.log.text.length;
+          const waiting = server.call("wait", { time_ms: 20_000 });
+          await new Promise((r) => setTimeout(r, 300));
+          const signalled = performance.now();
+          Deno.kill(pid, "SIGTERM");
+          const answer = await waiting;
+          const answeredMs = performance.now() - signalled;
+          assert(answer.isError, "the running wait is answered with an error");
+          assertEquals(errorCode(answer), "shutting_down");
+          assert(answeredMs < 10_000, `answered ${Math.round(answeredMs)} ms after SIGTERM, not after 20 s`);
+          // The process exits once the drain is done, well inside the 30 s shutdown deadline.
+          await until("the server process exits", 30_000, async () => {
+            try {
+              await Deno.stat(`/proc/${pid}`);
+              return undefined;
+            } catch {
+              return true;
+            }
+          });
+          assert(!/cleanup incomplete/.test(server.log.text.slice(from)), "the drain finished every step");
+          console.log(`shutdown: the wait was answered ${Math.round(answeredMs)} ms after SIGTERM`);
         },
       });
     } finally {
