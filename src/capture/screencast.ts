@@ -124,6 +124,19 @@ export class ScreencastStream {
     throw lastError;
   }
 
+  /**
+   * Starts the screencast again on the same page (its renderer was replaced after a crash). Chrome keeps
+   * a screencast across a renderer crash and refuses a second start ("already active"): that is success.
+   */
+  async restart(): Promise<void> {
+    try {
+      await this.start();
+    } catch (err) {
+      if (/already active/i.test(err instanceof Error ? err.message : String(err))) return;
+      throw err;
+    }
+  }
+
   onFrame(params: EventParams<"Page.screencastFrame">): void {
     const recvNs = this.host.nowNs();
     const t0 = performance.now();

@@ -167,7 +167,7 @@ export class StreamInterruptions {
     if (this.host.stopped || !stream || !this.#gaps.isOpen(page.id, "crashed")) return;
     this.#gaps.recovered(page.id);
     const recoveredNs = this.host.nowNs();
-    stream.start().catch((err) => {
+    stream.restart().catch((err) => {
       // No frame will end the gap: it ends at the recovery and the failure is a gap of its own.
       this.#endHeld(page.id, "crashed", recoveredNs);
       this.host.gap({

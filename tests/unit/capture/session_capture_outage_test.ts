@@ -17,10 +17,16 @@ import type { FrameMessage, RowMessage } from "../../../src/capture/messages.ts"
 class FakePage {
   closed = false;
   sent: string[] = [];
+  /** What Chrome answers a screencast start with, when it refuses. */
+  refuseStart?: string;
   constructor(readonly id: string, readonly targetId: string, readonly url = "http://127.0.0.1/a") {}
   send(method: string): Promise<unknown> {
     this.sent.push(method);
-    return this.closed ? Promise.reject(new Error("closed")) : Promise.resolve({});
+    if (this.closed) return Promise.reject(new Error("closed"));
+    if (method === "Page.startScreencast" && this.refuseStart) {
+      return Promise.reject(new Error(`Page.startScreencast: ${this.refuseStart}`));
+    }
+    return Promise.resolve({});
   }
   markClosed(): void {
     this.closed = true;
@@ -363,4 +369,36 @@ Deno.test("capture crash: a crashed page closed before it recovered ends its gap
   session.clockMs = 80;
   session.remove(p1);
   assertEquals(recorder.of("gap_end").map((g) => [g.kind, g.end_ns]), [["crashed", 8e7]]);
+});
+
+Deno.test("capture crash: Chrome keeping its screencast across the crash ('already active') is no stream error; the gap still ends at the first frame", async () => {
+  const p1 = new FakePage("p1", "T1");
+  const { session, recorder } = setup(p1);
+  session.frame(p1);
+  session.clockMs = 100;
+  session.crash(p1);
+  p1.refuseStart = "Screencast is already active";
+  session.clockMs = 300;
+  session.recover(p1);
+  await settle();
+  await settle();
+  assertEquals(recorder.of("gap").map((g) => g.row.kind), ["crashed"]);
+  session.clockMs = 350;
+  session.frame(p1);
+  assertEquals(recorder.of("gap_end").map((g) => [g.kind, g.end_ns]), [["crashed", 3.5e8]]);
+});
+
+Deno.test("capture crash: a screencast that cannot start again ends the crash gap at the recovery and opens a stream_error gap", async () => {
+  const p1 = new FakePage("p1", "T1");
+  const { session, recorder } = setup(p1);
+  session.frame(p1);
+  session.clockMs = 100;
+  session.crash(p1);
+  p1.refuseStart = "Internal error";
+  session.clockMs = 300;
+  session.recover(p1);
+  for (let i = 0; i < 10; i++) await settle();
+  assertEquals(recorder.of("gap_end").map((g) => [g.kind, g.end_ns]), [["crashed", 3e8]]);
+  const kinds = recorder.of("gap").map((g) => [g.row.kind, g.row.start_ns]);
+  assertEquals(kinds, [["crashed", 1e8], ["stream_error", 3e8]]);
 });
