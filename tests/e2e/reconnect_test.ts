@@ -4,6 +4,7 @@ import {
   e2e,
   errorCode,
   fixtures,
+  refOf,
   type ServerHandle,
   startServer,
   structured,
@@ -63,14 +64,15 @@ function freePort(): number {
 /** A Chromium in a process group of its own (setsid), so the whole browser dies with one SIGKILL. */
 interface Chrome {
   port: number;
-  pid: number;
-  /** SIGKILLs the group (idempotent), waits for the leader, removes the profile. */
-  kill(): Promise<void>;
+  profile: string;
+  /** SIGKILLs the group (idempotent), waits for the leader, removes the profile unless it is kept. */
+  kill(opts?: { keepProfile?: boolean }): Promise<void>;
 }
 
-async function launchChrome(port: number, startUrl: string): Promise<Chrome> {
+/** `profile`: a killed browser's profile, as a restarted dev browser reuses its own (its lock is stale). */
+async function launchChrome(port: number, startUrl: string, profile?: string): Promise<Chrome> {
   const executable = Deno.env.get("KROMETRAIL_CHROME") ?? Deno.env.get("CHROME_BIN") ?? "/usr/bin/chromium";
-  const profile = await Deno.makeTempDir({ prefix: "krometrail-reconnect-" });
+  profile ??= await Deno.makeTempDir({ prefix: "krometrail-reconnect-" });
   const args = chromeArgs({ executable, userDataDir: profile, profileLabel: "test", headless: true })
     .map((a) => a === "--remote-debugging-port=0" ? `--remote-debugging-port=${port}` : a)
     .map((a) => a === "about:blank" ? startUrl : a);
@@ -79,8 +81,8 @@ async function launchChrome(port: number, startUrl: string): Promise<Chrome> {
   let killed = false;
   const chrome: Chrome = {
     port,
-    pid: child.pid,
-    async kill() {
+    profile,
+    async kill(opts) {
       if (!killed) {
         killed = true;
         // The group outlives its leader when a child process lingers, so it is signalled either way.
@@ -89,7 +91,7 @@ async function launchChrome(port: number, startUrl: string): Promise<Chrome> {
         } catch { /* already gone */ }
       }
       await child.status;
-      await Deno.remove(profile, { recursive: true }).catch(() => {});
+      if (!opts?.keepProfile) await Deno.remove(profile, { recursive: true }).catch(() => {});
     },
   };
   const deadline = Date.now() + 20_000;
@@ -205,8 +207,8 @@ Deno.test({
     const server = await startServer({ env: { KROMETRAIL_RECONNECT_WINDOW_MS: String(WINDOW_MS) } });
     const url = `${site.origin}/reconnect/spinner.html`;
     const chromes: Chrome[] = [];
-    const launch = async (port: number) => {
-      const chrome = await launchChrome(port, url);
+    const launch = async (port: number, profile?: string) => {
+      const chrome = await launchChrome(port, url, profile);
       chromes.push(chrome);
       return chrome;
     };
@@ -218,11 +220,16 @@ Deno.test({
           const port = freePort();
           const first = await launch(port);
           const { sessionId, pageId } = await attachAndRecord(server, first, url);
+          const oldRef = refOf(
+            structured(await server.call("snapshot_page", { page_id: pageId })),
+            "button",
+            "Mark",
+          );
           const before = await newestFrame(server, { page_id: pageId });
           assert(before, "a frame before the kill");
 
           const killedAt = Date.now();
-          await first.kill();
+          await first.kill({ keepProfile: true });
           const outage = await expectReconnecting(server);
           const sinceNs = (outage.since_ms as number) * 1e6;
           assert(sinceNs >= before.session_time_ns, "the loss comes after the last frame before it");
@@ -238,7 +245,7 @@ Deno.test({
             "browser_reconnecting",
           );
 
-          await launch(port);
+          await launch(port, first.profile);
           const back = await until(
             () => status(server),
             (s) => s.state !== "reconnecting",
@@ -254,6 +261,10 @@ Deno.test({
             `the restarted browser's tab is re-adopted as ${pageId}: ${JSON.stringify(pages)}`,
           );
           assertEquals(back.selected_page_id, pageId);
+          // The retry the error promised works on the same page id; a ref of the dead renderer's document does not.
+          const title = await server.call("evaluate_page", { page_id: pageId, expression: "document.title" });
+          assertEquals(structured(title).value, "Reconnect spinner", textOf(title));
+          assertEquals(errorCode(await server.call("click", { ref: oldRef })), "stale_ref");
 
           // Frames resume on the same page id, after the outage gap closes.
           const outageGap = async () =>
