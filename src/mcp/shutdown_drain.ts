@@ -63,10 +63,12 @@ export async function drain(steps: DrainStep[], deadlineMs = SHUTDOWN_DEADLINE_M
   };
   for (const f of failed) log.warn("shutdown step {step} failed: {error}", f);
   if (!report.complete) {
-    log.warn("cleanup incomplete: {steps} did not finish within the {ms} ms shutdown deadline", {
-      steps: incomplete.join(", "),
-      ms: deadlineMs,
-    });
+    // Plain text (no placeholders, which would quote the list): the line operators grep for.
+    log.warn(
+      `cleanup incomplete: ${
+        incomplete.join(", ")
+      } did not finish within the ${deadlineMs} ms shutdown deadline`,
+    );
   }
   return report;
 }

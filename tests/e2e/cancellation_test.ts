@@ -205,6 +205,21 @@ Deno.test({
       });
 
       await t.step({
+        name: "generate_artifacts over a long range stops too",
+        ...e2e,
+        fn: async () => {
+          // Another range than the bundle's, so no analysis of it is cached.
+          const other = { start_ms: long.start_ms + 50, end_ms: long.end_ms };
+          await cancelAndMeasure(
+            server,
+            "generate_artifacts",
+            { range: other, generators: ["storyboard", "difference_map", "motion_history", "composite"] },
+            () => new Promise((r) => setTimeout(r, 400)),
+          );
+        },
+      });
+
+      await t.step({
         name: "generate_temporal_video: ffmpeg is stopped and no partial video file is left",
         ...e2e,
         fn: async () => {
