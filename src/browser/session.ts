@@ -9,6 +9,7 @@ import {
   noPage,
   pageAttachFailed,
   pageCrashed,
+  pageCreationUnsupported,
   pageNotFound,
   sessionEnded,
   targetHidden,
@@ -124,6 +125,7 @@ export class BrowserSession {
   endedAt?: Date;
   endReason?: string;
   selectedPageId?: string;
+  #started = false;
   /** Interaction spans on the wall clock, so events are attributed by when Chrome saw them. */
   readonly interactions = new ActiveInteractions();
   readonly pages = new Map<string, PageTarget>();
@@ -302,11 +304,20 @@ export class BrowserSession {
     if (!this.selectedPageId) {
       const first = [...this.pages.values()][0];
       if (first) this.selectedPageId = first.id;
-      else {
+      else if (this.mode === "attached") {
+        // An app with no window yet (Electron: no browser-level Target.createTarget) is attached as it is;
+        // the first window it opens is adopted and selected.
+        const created = await this.createPage("about:blank").catch((err) => {
+          log.info("attached without a page: {err}", { err: String(err) });
+          return undefined;
+        });
+        if (created && !this.selectedPageId) this.selectedPageId = created.id;
+      } else {
         const created = await this.createPage("about:blank");
         this.selectedPageId = created.id;
       }
     }
+    this.#started = true;
   }
 
   /** Asks Chrome for every page target, adopted (and released) before this resolves. */
@@ -561,6 +572,8 @@ export class BrowserSession {
         log.warning("page init failed: {err}", { err: String(err) });
         await page.send("Runtime.runIfWaitingForDebugger").catch(() => {});
       }
+      // Once started, a page arriving while none is selected (an app that had no window open) is selected.
+      if (this.#started && !this.selectedPageId && !page.closed) this.selectedPageId = page.id;
       for (const listener of this.#pageListeners) listener(page, origin);
       for (const waiter of this.#attachWaiters.get(info.targetId) ?? []) waiter(page);
       this.#attachWaiters.delete(info.targetId);
@@ -666,6 +679,10 @@ export class BrowserSession {
     const { targetId } = await this.#conn.send("Target.createTarget", {
       url: "about:blank",
       background: background || this.config.focus === "preserve",
+    }).catch((err) => {
+      // Electron answers "Not supported": only the app itself opens windows.
+      if (err instanceof Error && /not supported/i.test(err.message)) throw pageCreationUnsupported();
+      throw err;
     });
     const page = await this.#waitForAdoption(targetId, ATTACH_TIMEOUT_MS);
     if (!page) throw pageAttachFailed();

@@ -40,6 +40,17 @@ export function pageAttachFailed(): ToolError {
   });
 }
 
+/** The endpoint cannot open pages itself (an Electron app: only the app opens windows). */
+export function pageCreationUnsupported(): ToolError {
+  return new ToolError({
+    code: "page_creation_unsupported",
+    message: "This browser endpoint cannot open new pages (an Electron app opens its windows itself).",
+    retry: "never",
+    recovery:
+      "Open a window from the app (its UI, or window.open through evaluate_page on an open page); it appears in list_pages. Navigate an open page with navigate_page instead.",
+  });
+}
+
 export function targetHidden(pageId: string): ToolError {
   return new ToolError({
     code: "target_hidden",
