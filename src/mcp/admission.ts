@@ -61,7 +61,9 @@ export function callCancelled(s: CancelSubject, cause: CancelCause, began?: stri
     message: `${s.tool} was ${who} ${what}${acted}.`,
     retry: cause === "shutdown" ? "never" : harmless ? "safe" : "after_recovery",
     recovery: cause === "shutdown"
-      ? "Start a new krometrail process (reconnect your MCP client) and call it there."
+      ? `Start a new krometrail process (reconnect your MCP client) and call it there${
+        began ? `, after checking the page: interaction ${began} may have acted` : ""
+      }.`
       : s.ran === "continues"
       ? "Check browser_status before repeating it: the work may still complete."
       : began
@@ -76,6 +78,32 @@ export function callCancelled(s: CancelSubject, cause: CancelCause, began?: stri
     },
     details: { tool: s.tool, cause, elapsed_ms: elapsed },
   });
+}
+
+/** What can stop a call besides its deadline, and what a stopped call can have done. */
+export interface CallControl {
+  /** The client's cancellation of this request (notifications/cancelled). */
+  cancel?: AbortSignal;
+  /** The tool changes nothing (its readOnlyHint): a cancelled call of it acted on nothing. */
+  readOnly?: boolean;
+}
+
+/** Resolves with the cause once the client cancels the call or shutdown begins; `off` stops listening. */
+export function stopWatch(
+  cancel: AbortSignal | undefined,
+  shutdown: AbortSignal | undefined,
+): { stopped: Promise<CancelCause>; off: () => void } {
+  const offs: Array<() => void> = [];
+  const stopped = new Promise<CancelCause>((resolve) => {
+    for (const [signal, cause] of [[shutdown, "shutdown"], [cancel, "client"]] as const) {
+      if (!signal) continue;
+      if (signal.aborted) return resolve(cause);
+      const onAbort = () => resolve(cause);
+      signal.addEventListener("abort", onAbort, { once: true });
+      offs.push(() => signal.removeEventListener("abort", onAbort));
+    }
+  });
+  return { stopped, off: () => offs.forEach((off) => off()) };
 }
 
 /** The process's admission of tool calls and the work they still have in flight. */

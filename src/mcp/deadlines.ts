@@ -12,7 +12,13 @@ import { asToolError, ToolError } from "../errors.ts";
 import { logger } from "../log.ts";
 import type { AppContext } from "./context.ts";
 import type { ToolOutput } from "./response.ts";
-import { callCancelled, type CancelCause, type CancelSubject } from "./admission.ts";
+import {
+  callCancelled,
+  type CallControl,
+  type CancelCause,
+  type CancelSubject,
+  stopWatch,
+} from "./admission.ts";
 import { SCENARIO_DURATION_LIMIT_MS } from "../scenario/run.ts";
 
 const log = logger("mcp");
@@ -246,32 +252,6 @@ function subjectPage(session: BrowserSession | undefined, args: Args): PageTarge
   if (!session || session.ended) return undefined;
   const id = typeof args.page_id === "string" ? args.page_id : session.selectedPageId;
   return id ? session.pages.get(id) : undefined;
-}
-
-/** What can stop a call besides its deadline, and what a stopped call can have done. */
-export interface CallControl {
-  /** The client's cancellation of this request (notifications/cancelled). */
-  cancel?: AbortSignal;
-  /** The tool changes nothing (its readOnlyHint): a cancelled call of it acted on nothing. */
-  readOnly?: boolean;
-}
-
-/** Resolves with the cause once the client cancels the call or shutdown begins; `off` stops listening. */
-function stopWatch(
-  cancel: AbortSignal | undefined,
-  shutdown: AbortSignal | undefined,
-): { stopped: Promise<CancelCause>; off: () => void } {
-  const offs: Array<() => void> = [];
-  const stopped = new Promise<CancelCause>((resolve) => {
-    for (const [signal, cause] of [[shutdown, "shutdown"], [cancel, "client"]] as const) {
-      if (!signal) continue;
-      if (signal.aborted) return resolve(cause);
-      const onAbort = () => resolve(cause);
-      signal.addEventListener("abort", onAbort, { once: true });
-      offs.push(() => signal.removeEventListener("abort", onAbort));
-    }
-  });
-  return { stopped, off: () => offs.forEach((off) => off()) };
 }
 
 /**
