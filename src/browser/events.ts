@@ -385,7 +385,19 @@ function recordTroubles(session: BrowserSession, emit: EventSink, row: RowOf): A
   const atNs = (ms: number) => Math.round(ms * 1e6);
   // onEnded has no unsubscribe: the flag stops this listener once recording stops.
   session.onEnded((reason) => {
-    if (!recording || reason !== "reconnect_window_exhausted") return;
+    if (!recording) return;
+    // A launched browser is not retried: the process is gone, and so is the session.
+    if (reason === "browser_exited" || reason === "browser_disconnected") {
+      emit(row(undefined, "connection", {
+        level: "error",
+        text: reason === "browser_exited"
+          ? "the browser process exited; session ended"
+          : "the browser connection dropped; session ended (not retried)",
+        data: JSON.stringify({ end_reason: reason }),
+      }));
+      return;
+    }
+    if (reason !== "reconnect_window_exhausted") return;
     const c = session.connection;
     const r = c.state === "reconnecting" ? c : undefined;
     const tries = r
@@ -402,6 +414,7 @@ function recordTroubles(session: BrowserSession, emit: EventSink, row: RowOf): A
         attempts: r?.attempts ?? null,
         window_ms: r?.window_ms ?? null,
         last_error: r?.last_error ? sanitizeText(r.last_error, 160).text : null,
+        end_reason: reason,
       }),
     }));
   });

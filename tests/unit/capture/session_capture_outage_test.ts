@@ -402,3 +402,18 @@ Deno.test("capture crash: a screencast that cannot start again ends the crash ga
   const kinds = recorder.of("gap").map((g) => [g.row.kind, g.row.start_ns]);
   assertEquals(kinds, [["crashed", 1e8], ["stream_error", 3e8]]);
 });
+
+Deno.test("capture: a browser that went away without a reconnection is one connection event before the flush; a stop is none", async () => {
+  const exited = setup(new FakePage("p1", "T1"));
+  exited.session.end("browser_exited");
+  await exited.capture.stop();
+  const ev = exited.recorder.events("connection");
+  assertEquals(ev.map((e) => [e.level, e.text]), [["error", "the browser process exited; session ended"]]);
+  const order = exited.recorder.log.map((m) => m.type);
+  assert(order.indexOf("event") < order.indexOf("flush"), order.join());
+
+  const stopped = setup(new FakePage("p1", "T1"));
+  stopped.session.end("stopped");
+  await stopped.capture.stop();
+  assertEquals(stopped.recorder.events("connection"), []);
+});
