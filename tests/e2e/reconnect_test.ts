@@ -225,6 +225,13 @@ Deno.test({
             "button",
             "Mark",
           );
+          // A second tab that the restarted browser does not reopen: it is closed after the reconnection.
+          const other = await server.call("create_page", {
+            url: `${site.origin}/stable.html`,
+            background: true,
+          });
+          const otherId = String(structured(other).page_id);
+          await server.call("select_page", { page_id: pageId });
           const before = await newestFrame(server, { page_id: pageId });
           assert(before, "a frame before the kill");
 
@@ -255,17 +262,14 @@ Deno.test({
           const resumedAfterMs = Date.now() - killedAt;
           assertEquals(back.session_id, sessionId, "the same session runs on");
           assertEquals(back.reconnecting, undefined);
-          const pages = back.pages as Array<{ page_id: string; url: string }>;
-          assert(
-            pages.some((p) => p.page_id === pageId && p.url === url),
-            `the restarted browser's tab is re-adopted as ${pageId}: ${JSON.stringify(pages)}`,
+          assertEquals(
+            (back.pages as Array<{ page_id: string }>).map((p) => p.page_id),
+            [pageId],
+            "the restarted browser's tab is re-adopted under its page id; the other tab is gone",
           );
           assertEquals(back.selected_page_id, pageId);
-          // The retry the error promised works on the same page id; a ref of the dead renderer's document does not.
-          const title = await server.call("evaluate_page", { page_id: pageId, expression: "document.title" });
-          assertEquals(structured(title).value, "Reconnect spinner", textOf(title));
-          assertEquals(errorCode(await server.call("click", { ref: oldRef })), "stale_ref");
-
+          // Its URL shows once the restarted tab's document commits (the session resumes while it loads).
+          assertEquals(await pageShowing(server, url), pageId);
           // Frames resume on the same page id, after the outage gap closes.
           const outageGap = async () =>
             (structured(await server.call("list_source_frames", { page_id: pageId, max_frames: 1 }))
@@ -294,6 +298,25 @@ Deno.test({
             after.ordinal > before.ordinal,
             `ordinals continue (${before.ordinal} then ${after.ordinal})`,
           );
+
+          // The retry the error promised works on the same page id (once the restarted tab has loaded: the
+          // endpoint answers, and so the session resumes, while it still parses); a ref of the dead
+          // renderer's document does not.
+          const title = await until(
+            async () =>
+              String(
+                structured(
+                  await server.call("evaluate_page", {
+                    page_id: pageId,
+                    expression: "document.readyState + ' ' + document.title",
+                  }),
+                ).value,
+              ),
+            (v) => v.startsWith("complete"),
+            15_000,
+          );
+          assertEquals(title, "complete Reconnect spinner");
+          assertEquals(errorCode(await server.call("click", { ref: oldRef })), "stale_ref");
 
           // No frame falls inside the outage.
           const inside = structured(
@@ -365,6 +388,19 @@ Deno.test({
             data.readopted?.includes(pageId),
             `${pageId} is named re-adopted: ${JSON.stringify(resumed)}`,
           );
+          // The tab that did not come back is closed: named so, gone from the page list, its outage gap ended.
+          assertEquals((resumed.data as { closed?: string[] }).closed, [otherId], JSON.stringify(resumed));
+          const listed = structured(await server.call("list_pages")).pages as Array<{ page_id: string }>;
+          assertEquals(listed.map((p) => p.page_id), [pageId]);
+          assertEquals(
+            errorCode(await server.call("evaluate_page", { page_id: otherId, expression: "1" })),
+            "page_closed",
+          );
+          const otherGaps = (structured(
+            await server.call("list_source_frames", { page_id: otherId, max_frames: 1 }),
+          ).gaps as Gap[]).filter((g) => g.kind === "disconnected");
+          assertEquals(otherGaps.length, 1, JSON.stringify(otherGaps));
+          assert(otherGaps[0].end_ns !== null, "a closed page's outage gap ends");
 
           const stopped = await server.call("stop_browser");
           assertEquals(stopped.isError, undefined, textOf(stopped));
