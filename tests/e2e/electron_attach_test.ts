@@ -117,6 +117,38 @@ async function startAppWindow(
   return { pid: child.pid, port, stop };
 }
 
+/**
+ * Electron's browser endpoint answers Target.createTarget with "Not supported" (only the app opens
+ * windows). This loopback proxy in front of a Chromium answers it the same way and passes the rest.
+ */
+function electronLikeProxy(chromePort: number): { origin: string; close: () => Promise<void> } {
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
+    const url = new URL(req.url);
+    const upstream = await (await fetch(`http://127.0.0.1:${chromePort}/json/version`)).json();
+    if (req.headers.get("upgrade") !== "websocket") {
+      const ws = new URL(String(upstream.webSocketDebuggerUrl));
+      return Response.json({ ...upstream, webSocketDebuggerUrl: `ws://${url.host}${ws.pathname}` });
+    }
+    const { socket, response } = Deno.upgradeWebSocket(req);
+    const browser = new WebSocket(String(upstream.webSocketDebuggerUrl));
+    const queued: string[] = [];
+    browser.onopen = () => queued.splice(0).forEach((m) => browser.send(m));
+    browser.onmessage = (e) => socket.readyState === WebSocket.OPEN && socket.send(e.data);
+    browser.onclose = () => socket.close();
+    socket.onclose = () => browser.close();
+    socket.onmessage = (e) => {
+      const text = String(e.data);
+      const msg = JSON.parse(text) as { id: number; method: string };
+      if (msg.method === "Target.createTarget") {
+        socket.send(JSON.stringify({ id: msg.id, error: { code: -32000, message: "Not supported" } }));
+      } else if (browser.readyState === WebSocket.OPEN) browser.send(text);
+      else queued.push(text);
+    };
+    return response;
+  });
+  return { origin: `http://127.0.0.1:${server.addr.port}`, close: () => server.shutdown() };
+}
+
 Deno.test({
   name:
     "Electron: a Node inspector endpoint is refused untouched; an app window's renderer page is recorded and driven, its workers left alone",
@@ -227,6 +259,57 @@ Deno.test({
             // Detaching leaves the app window running.
             assert((await targetsAt(app.port)).some((t) => t.type === "page"));
           } finally {
+            await app.stop();
+          }
+        },
+      });
+
+      await t.step({
+        name:
+          "an app with no window yet: attached without a page, create_page refused, its first window selected",
+        ...e2e,
+        fn: async () => {
+          const app = await startAppWindow(undefined);
+          const proxy = electronLikeProxy(app.port);
+          try {
+            const attached = await server.call("attach_browser", { endpoint: proxy.origin });
+            assertEquals(structured(attached).running, true, textOf(attached));
+            const none = await server.call("list_pages");
+            assertEquals(structured(none).pages, [], textOf(none));
+            const created = await server.call("create_page", { url: `${site.origin}/electron/app.html` });
+            assertEquals(errorCode(created), "page_creation_unsupported", textOf(created));
+            assertMatch(textOf(created), /window\.open/);
+
+            // The app opens its window (here through Chrome's own HTTP endpoint, as the app itself would).
+            const opened = await fetch(
+              `http://127.0.0.1:${app.port}/json/new?${
+                encodeURIComponent(`${site.origin}/electron/app.html`)
+              }`,
+              { method: "PUT" },
+            );
+            assertEquals(opened.status, 200);
+            await opened.body?.cancel();
+            const listed = await until("the app's first window adopted and selected", async () => {
+              const l = structured(await server.call("list_pages"));
+              return (l.pages as unknown[]).length === 1 && l.selected_page_id ? l : undefined;
+            });
+            const [page] = listed.pages as Array<{ page_id: string }>;
+            assertEquals(listed.selected_page_id, page.page_id);
+            await until("the window's document", async () => {
+              // The new window starts on about:blank; wait for the app's own document.
+              const r = await server.call("evaluate_page", {
+                expression: "location.pathname + ' ' + document.readyState",
+              });
+              return structured(r).value === "/electron/app.html complete" || undefined;
+            });
+            assert(!(await server.call("click", { selector: "#go" })).isError);
+            const panel = await server.call("evaluate_page", {
+              expression: "document.getElementById('panel').textContent",
+            });
+            assertEquals(structured(panel).value, "Applied", textOf(panel));
+            assertEquals(structured(await server.call("stop_browser")).closed_browser, false);
+          } finally {
+            await proxy.close();
             await app.stop();
           }
         },
