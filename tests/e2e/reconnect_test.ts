@@ -112,6 +112,44 @@ function size(result: ToolResult): number {
   return textOf(result).length + JSON.stringify(result.structuredContent ?? {}).length;
 }
 
+/**
+ * A loopback TCP relay in front of a browser's port: `cut()` drops every connection through it (the
+ * socket fails, the browser stays), while new connections are still relayed.
+ */
+function relay(targetPort: number) {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const open = new Set<Deno.Conn>();
+  const accepting = (async () => {
+    for await (const inbound of listener) {
+      const outbound = await Deno.connect({ hostname: "127.0.0.1", port: targetPort }).catch(() => undefined);
+      if (!outbound) {
+        inbound.close();
+        continue;
+      }
+      open.add(inbound).add(outbound);
+      inbound.readable.pipeTo(outbound.writable).catch(() => {});
+      outbound.readable.pipeTo(inbound.writable).catch(() => {});
+    }
+  })().catch(() => {});
+  const cut = () => {
+    for (const conn of open) {
+      try {
+        conn.close();
+      } catch { /* already closed by its pipe */ }
+    }
+    open.clear();
+  };
+  return {
+    port: (listener.addr as Deno.NetAddr).port,
+    cut,
+    async close() {
+      listener.close();
+      cut();
+      await accepting;
+    },
+  };
+}
+
 /** The pid of the browser process (not a helper: those carry --type=) whose profile is under `dir`. */
 function browserPid(dir: string): number | undefined {
   for (const entry of Deno.readDirSync("/proc")) {
@@ -524,6 +562,63 @@ Deno.test({
           const fresh = await server.call("start_browser", { temporary: true });
           assertEquals(fresh.isError, undefined, textOf(fresh));
           await server.call("stop_browser");
+        },
+      });
+
+      await t.step({
+        name: "a dropped socket to a browser that stayed: the same target is re-adopted with its viewport",
+        ...e2e,
+        fn: async () => {
+          const chrome = await launch(freePort());
+          const front = relay(chrome.port);
+          try {
+            const { sessionId, pageId } = await attachAndRecord(server, { ...chrome, port: front.port }, url);
+            const sized = await server.call("set_viewport", { width: 640, height: 480, page_id: pageId });
+            assertEquals(sized.isError, undefined, textOf(sized));
+            const before = await newestFrame(server, { page_id: pageId });
+            assert(before, "a frame before the drop");
+            front.cut();
+            await expectReconnecting(server);
+            const back = await until(
+              () => status(server),
+              (s) => s.state !== "reconnecting",
+              WINDOW_MS + 10_000,
+            );
+            assertEquals(back.state, "running", JSON.stringify(back).slice(0, 600));
+            assertEquals(back.session_id, sessionId);
+            assertEquals((back.pages as Array<{ page_id: string }>).map((p) => p.page_id), [pageId]);
+            // The same document, so no reload: the page answers at once, under the viewport set before.
+            const width = await server.call("evaluate_page", {
+              page_id: pageId,
+              expression: "`${innerWidth}x${innerHeight} ${document.title}`",
+            });
+            assertEquals(structured(width).value, "640x480 Reconnect spinner", textOf(width));
+            const gaps = await until(
+              async () =>
+                (structured(await server.call("list_source_frames", { page_id: pageId, max_frames: 1 }))
+                  .gaps as Gap[]).filter((g) => g.kind === "disconnected"),
+              (g) => g.length > 0 && g.every((x) => x.end_ns !== null),
+              10_000,
+            );
+            assertEquals(gaps.length, 1, JSON.stringify(gaps));
+            const gapEnd = gaps[0].end_ns ?? 0;
+            const after = await until(
+              () => newestFrame(server, { page_id: pageId }),
+              (f) => f !== undefined && f.session_time_ns > gapEnd,
+              20_000,
+            );
+            assert(
+              after && after.ordinal > before.ordinal,
+              "frames resume on the same page, ordinals continuing",
+            );
+            const resumed = (structured(
+              await server.call("query_browser_events", { kinds: ["connection"], max_events: 20 }),
+            ).events as Event[]).find((e) => e.level === "info");
+            assertEquals((resumed?.data as { readopted?: string[] } | undefined)?.readopted, [pageId]);
+            await server.call("stop_browser");
+          } finally {
+            await front.close();
+          }
         },
       });
     } finally {
