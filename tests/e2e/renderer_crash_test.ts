@@ -231,9 +231,16 @@ async function expectRecovered(server: ServerHandle, pageId: string, crashNs: nu
   const after = await status(server);
   assert(!after.crashed.some((p) => p.page_id === pageId), `recovered: ${JSON.stringify(after.crashed)}`);
   assert(!after.text.includes(`${pageId} crashed`), after.text);
+  let last: unknown;
   const resumed = await until(`frames on ${pageId} after the recovery`, async () => {
     const f = await frames(server, pageId);
+    last = f;
     return f.total > framesAtCrash + 2 && f.lastMs > crashNs / 1e6 ? f : undefined;
+  }).catch(async (err) => {
+    const capture = structured(await server.call("browser_status", { detail: "expanded" })).capture;
+    throw new Error(
+      `${err.message}: ${JSON.stringify(last)} capture ${JSON.stringify(capture).slice(0, 1500)}`,
+    );
   });
   const closed = resumed.gaps.find((g) => g.kind === "crashed" && g.start_ns === crashNs);
   assert(closed && closed.end_ns !== null && closed.end_ns >= crashNs, JSON.stringify(resumed.gaps));
