@@ -50,6 +50,27 @@ export function isDevToolsPath(pathname: string): boolean {
   return /^\/devtools\/(browser|page)\//.test(pathname);
 }
 
+/**
+ * Pure: the browser websocket to open for a given ws:// browser URL, once its host reported its own. A
+ * port serves one browser, so when the two differ the given one belonged to a browser that restarted
+ * (a reconnection retrying the URL the session was attached with) and the reported one is its successor.
+ * A page URL, another host or port, or a reported URL off loopback keeps the given one.
+ */
+export function currentBrowserSocket(given: URL, reported: string): string {
+  const browserPath = /^\/devtools\/browser\//;
+  if (!browserPath.test(given.pathname)) return given.href;
+  let next: URL;
+  try {
+    next = new URL(reported);
+  } catch {
+    return given.href;
+  }
+  if (next.protocol !== given.protocol || next.host !== given.host || !browserPath.test(next.pathname)) {
+    return given.href;
+  }
+  return next.href;
+}
+
 /** The boundary error: krometrail drives renderers only and never talks to a Node process. */
 export function runtimeInspectorRefused(host: string, product?: string): ToolError {
   const what = product ? `a JavaScript runtime's inspector (${product})` : "a JavaScript runtime's inspector";
@@ -191,8 +212,8 @@ async function jsonAt(url: URL, timeoutMs = SIDE_QUESTION_TIMEOUT_MS): Promise<u
 }
 
 /**
- * A ws:// endpoint is used as given once its host's own `/json/version` has said it is no runtime
- * inspector; nothing is sent over the websocket for that. A host without that answer (Chrome's
+ * A ws:// endpoint is used once its host's own `/json/version` has said it is no runtime inspector (as
+ * given, or that host's current browser socket: currentBrowserSocket); nothing is sent over it for that. A host without that answer (Chrome's
  * chrome://inspect mode serves the websocket only) is trusted on a DevTools path; any other path is
  * asked the one harmless question, Browser.getVersion, which a runtime inspector does not know.
  */
@@ -202,7 +223,8 @@ async function checkedWebSocket(endpoint: URL): Promise<string> {
   const version = await jsonAt(new URL("/json/version", http));
   const kind = version === undefined ? undefined : classifyVersion(version);
   if (kind?.kind === "runtime") throw runtimeInspectorRefused(endpoint.host, kind.product);
-  if (kind?.kind === "browser" || isDevToolsPath(endpoint.pathname)) return endpoint.href;
+  if (kind?.kind === "browser") return currentBrowserSocket(endpoint, kind.ws);
+  if (isDevToolsPath(endpoint.pathname)) return endpoint.href;
   if (kind && listsOnlyRuntimeTargets(await jsonAt(new URL("/json/list", http)))) {
     throw runtimeInspectorRefused(endpoint.host, kind.product);
   }

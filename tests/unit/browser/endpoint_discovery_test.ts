@@ -2,6 +2,7 @@ import { assert, assertEquals, assertRejects } from "../../assert.ts";
 import {
   browserWebSocketUrl,
   classifyVersion,
+  currentBrowserSocket,
   isDevToolsPath,
   listsOnlyRuntimeTargets,
 } from "../../../src/browser/endpoint_discovery.ts";
@@ -59,6 +60,29 @@ Deno.test("Chrome's websocket paths are DevTools paths; a runtime inspector's /<
   assert(!isDevToolsPath("/devtools/"));
 });
 
+Deno.test("a ws:// browser URL follows its port's current browser (a restart), and nothing else", () => {
+  const given = new URL("ws://127.0.0.1:9222/devtools/browser/old-id");
+  assertEquals(
+    currentBrowserSocket(given, "ws://127.0.0.1:9222/devtools/browser/new-id"),
+    "ws://127.0.0.1:9222/devtools/browser/new-id",
+  );
+  assertEquals(currentBrowserSocket(given, given.href), given.href);
+  for (
+    const other of [
+      "ws://127.0.0.1:9333/devtools/browser/new-id", // another port
+      "ws://localhost:9222/devtools/browser/new-id", // another host spelling
+      "ws://192.0.2.10:9222/devtools/browser/new-id",
+      "ws://127.0.0.1:9222/devtools/page/ABC",
+      "not a url",
+    ]
+  ) {
+    assertEquals(currentBrowserSocket(given, other), given.href, other);
+  }
+  // A page socket the caller chose stays theirs.
+  const page = new URL("ws://127.0.0.1:9222/devtools/page/ABC");
+  assertEquals(currentBrowserSocket(page, "ws://127.0.0.1:9222/devtools/browser/x"), page.href);
+});
+
 /** A fake loopback endpoint: the routes answer JSON; the websocket records what it was sent. */
 function fakeEndpoint(routes: Record<string, unknown>, socketReply?: (method: string) => unknown) {
   const received: string[] = [];
@@ -80,6 +104,7 @@ function fakeEndpoint(routes: Record<string, unknown>, socketReply?: (method: st
   });
   return {
     host: `127.0.0.1:${server.addr.port}`,
+    routes,
     received,
     upgrades: () => upgrades,
     close: () => server.shutdown(),
@@ -137,6 +162,15 @@ Deno.test("a ws:// browser URL passes as given; a websocket-only host on a DevTo
   try {
     const given = `ws://${chrome.host}/devtools/browser/given`;
     assertEquals(await browserWebSocketUrl(new URL(given)), given);
+    // The host reports another browser socket on the same port: the browser restarted; its successor is used.
+    chrome.routes["/json/version"] = {
+      ...CHROME_VERSION,
+      webSocketDebuggerUrl: `ws://${chrome.host}/devtools/browser/restarted`,
+    };
+    assertEquals(
+      await browserWebSocketUrl(new URL(given)),
+      `ws://${chrome.host}/devtools/browser/restarted`,
+    );
     const quiet = `ws://${wsOnly.host}/devtools/browser/abc`;
     assertEquals(await browserWebSocketUrl(new URL(quiet)), quiet);
     assertEquals(chrome.upgrades() + wsOnly.upgrades(), 0);
