@@ -95,8 +95,9 @@ function testFaults(): FaultPlan {
 async function shutdown(app: AppContext): Promise<void> {
   app.calls.close();
   await drain([
-    // Cancelled work settles at its next safe point; the recorder must outlive what it still writes.
-    { name: "requests", run: () => app.calls.settled() },
+    // Cancelled work settles at its next safe point, and the recorder must outlive what it still writes;
+    // work that is never cancelled (a launch) does not hold the browser's own cleanup back for long.
+    { name: "requests", run: () => app.calls.settled(), budgetMs: 5_000 },
     {
       name: "capture",
       run: () => {

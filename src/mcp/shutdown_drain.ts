@@ -1,7 +1,8 @@
 /**
  * The shutdown drain (spec: "MCP protocol and discovery"): cleanup steps run in order against one
  * application deadline. A step that has not finished when it passes, and every step after it, is
- * reported as incomplete rather than waited for; a step that fails is logged and the drain goes on.
+ * reported as incomplete rather than waited for; a step that fails is logged and the drain goes on. A
+ * step with its own budget that overruns it is left behind (incomplete) so the steps after it still run.
  */
 import { logger } from "../log.ts";
 
@@ -14,6 +15,8 @@ export interface DrainStep {
   /** Short name for the report: "requests", "browser", "recorder". */
   name: string;
   run: () => Promise<unknown> | unknown;
+  /** At most this long of the deadline; past it the step is incomplete and the drain moves on. */
+  budgetMs?: number;
 }
 
 export interface DrainReport {
@@ -22,7 +25,7 @@ export interface DrainReport {
   finished: string[];
   /** Steps that failed, with a short reason. */
   failed: Array<{ step: string; error: string }>;
-  /** The step running when the deadline passed, then the steps never started. */
+  /** Steps left behind past their budget, the step running when the deadline passed, the steps never started. */
   incomplete: string[];
   elapsed_ms: number;
 }
@@ -36,6 +39,7 @@ export async function drain(steps: DrainStep[], deadlineMs = SHUTDOWN_DEADLINE_M
   const expired = new Promise<"expired">((resolve) => {
     timer = setTimeout(() => resolve("expired"), deadlineMs);
   });
+  const incomplete: string[] = [];
   let next = 0;
   try {
     for (; next < steps.length; next++) {
@@ -47,13 +51,20 @@ export async function drain(steps: DrainStep[], deadlineMs = SHUTDOWN_DEADLINE_M
           return "done" as const;
         },
       );
-      if (await Promise.race([ran, expired]) === "expired") break;
-      finished.push(step.name);
+      let budgetTimer: ReturnType<typeof setTimeout> | undefined;
+      const overrun = step.budgetMs === undefined ? undefined : new Promise<"overrun">((resolve) => {
+        budgetTimer = setTimeout(() => resolve("overrun"), step.budgetMs);
+      });
+      const outcome = await Promise.race([ran, expired, ...(overrun ? [overrun] : [])]);
+      clearTimeout(budgetTimer);
+      if (outcome === "expired") break;
+      if (outcome === "overrun") incomplete.push(step.name);
+      else finished.push(step.name);
     }
   } finally {
     clearTimeout(timer);
   }
-  const incomplete = steps.slice(next).map((s) => s.name);
+  incomplete.push(...steps.slice(next).map((s) => s.name));
   const report = {
     complete: incomplete.length === 0,
     finished,

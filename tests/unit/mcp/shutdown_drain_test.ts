@@ -38,3 +38,13 @@ Deno.test("a step that never finishes exhausts the deadline: it and the steps af
   assert(!laterRan, "no step starts after the deadline");
   assert(elapsed >= 140 && elapsed < 2_000, `returned after ${elapsed} ms`);
 });
+
+Deno.test("a step past its own budget is left behind as incomplete; the steps after it still run", async () => {
+  const report = await drain([
+    { name: "requests", run: () => new Promise(() => {}), budgetMs: 50 },
+    { name: "browser", run: () => Promise.resolve() },
+  ], 2_000);
+  assert(!report.complete);
+  assertEquals(report.incomplete, ["requests"]);
+  assertEquals(report.finished, ["browser"]);
+});
