@@ -13,6 +13,12 @@ import {
 
 /** Bound on every condition poll: generous for a loaded 2-core box, never a fixed sleep. */
 const POLL_MS = 20_000;
+/**
+ * On a loaded box one frame's acknowledgement can pass the production 1 s deadline, which ends that
+ * page's stream for good (capture_faults_test covers that); this test is about crashes, so acks get
+ * a longer deadline through the test-fault plan (as pins_test does).
+ */
+const patientAcks = { KROMETRAIL_TEST_FAULTS: JSON.stringify({ ack_deadline_ms: 10_000 }) };
 
 interface Gap {
   page_id: string | null;
@@ -389,6 +395,6 @@ Deno.test(
           Object.entries(sizes).map(([k, v]) => `${k} ${v}`).join(", ")
         }`,
       );
-    });
+    }, { env: patientAcks });
   },
 );
