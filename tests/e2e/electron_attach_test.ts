@@ -68,13 +68,14 @@ async function startNodeInspector(): Promise<
 
 /**
  * A Chromium shaped like an Electron app: its own process group, a fixed debugging port, one app window
- * (or, without a URL, no window at all, like an app that has not opened one yet).
+ * (or, without a URL, no window at all, like an app that has not opened one yet). Given a port, it takes
+ * that one (the app restarting on its fixed port).
  */
 async function startAppWindow(
   appUrl: string | undefined,
+  port = freePort(),
 ): Promise<{ pid: number; port: number; stop: () => Promise<void> }> {
   const executable = Deno.env.get("KROMETRAIL_CHROME") ?? Deno.env.get("CHROME_BIN") ?? "/usr/bin/chromium";
-  const port = freePort();
   const profile = await Deno.makeTempDir({ prefix: "krometrail-electron-" });
   const args = [
     `--remote-debugging-port=${port}`,
@@ -260,6 +261,43 @@ Deno.test({
             assert((await targetsAt(app.port)).some((t) => t.type === "page"));
           } finally {
             await app.stop();
+          }
+        },
+      });
+
+      await t.step({
+        name: "the app restarts on its port: a session attached by ws:// URL reconnects, same page id",
+        ...e2e,
+        fn: async () => {
+          const appUrl = `${site.origin}/electron/app.html`;
+          const first = await startAppWindow(appUrl);
+          let second: Awaited<ReturnType<typeof startAppWindow>> | undefined;
+          try {
+            const version = await (await fetch(`http://127.0.0.1:${first.port}/json/version`)).json();
+            const attached = await server.call("attach_browser", { endpoint: version.webSocketDebuggerUrl });
+            assertEquals(structured(attached).mode, "attached", textOf(attached));
+            const [before] = structured(await server.call("list_pages")).pages as Array<{ page_id: string }>;
+
+            await first.stop();
+            await until("reconnecting", async () => {
+              return structured(await server.call("browser_status")).state === "reconnecting" || undefined;
+            });
+            // The restarted browser has a new websocket id: the session finds it through the port.
+            second = await startAppWindow(appUrl, first.port);
+            await until("the session running again", async () => {
+              return structured(await server.call("browser_status")).state === "running" || undefined;
+            });
+            const after = structured(await server.call("list_pages")).pages as Array<{ page_id: string }>;
+            assertEquals(after.map((p) => p.page_id), [before.page_id], JSON.stringify(after));
+            await until("the restarted window's document", async () => {
+              const r = await server.call("evaluate_page", { expression: "document.readyState" });
+              return structured(r).value === "complete" || undefined;
+            });
+            assert(!(await server.call("click", { selector: "#go" })).isError);
+            assertEquals(structured(await server.call("stop_browser")).closed_browser, false);
+          } finally {
+            await first.stop();
+            await second?.stop();
           }
         },
       });
