@@ -114,13 +114,18 @@ function size(result: ToolResult): number {
 
 /**
  * A loopback TCP relay in front of a browser's port: `cut()` drops every connection through it (the
- * socket fails, the browser stays), while new connections are still relayed.
+ * socket fails, the browser stays) and refuses new ones until `restore()`.
  */
 function relay(targetPort: number) {
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const open = new Set<Deno.Conn>();
+  let refusing = false;
   const accepting = (async () => {
     for await (const inbound of listener) {
+      if (refusing) {
+        inbound.close();
+        continue;
+      }
       const outbound = await Deno.connect({ hostname: "127.0.0.1", port: targetPort }).catch(() => undefined);
       if (!outbound) {
         inbound.close();
@@ -131,7 +136,7 @@ function relay(targetPort: number) {
       outbound.readable.pipeTo(inbound.writable).catch(() => {});
     }
   })().catch(() => {});
-  const cut = () => {
+  const drop = () => {
     for (const conn of open) {
       try {
         conn.close();
@@ -141,10 +146,16 @@ function relay(targetPort: number) {
   };
   return {
     port: (listener.addr as Deno.NetAddr).port,
-    cut,
+    cut() {
+      refusing = true;
+      drop();
+    },
+    restore() {
+      refusing = false;
+    },
     async close() {
       listener.close();
-      cut();
+      drop();
       await accepting;
     },
   };
@@ -578,7 +589,20 @@ Deno.test({
             const before = await newestFrame(server, { page_id: pageId });
             assert(before, "a frame before the drop");
             front.cut();
+            // Tries fail while the relay refuses; once it lets connections through, the next one succeeds.
             await expectReconnecting(server);
+            const failed = await until(
+              () => status(server),
+              (st) => (st.reconnecting as { last_error?: string } | undefined)?.last_error !== undefined,
+              10_000,
+            );
+            const lastError = (failed.reconnecting as { last_error?: string } | undefined)?.last_error;
+            assertEquals(
+              typeof lastError,
+              "string",
+              `a failed try says why: ${JSON.stringify(failed.reconnecting)}`,
+            );
+            front.restore();
             const back = await until(
               () => status(server),
               (s) => s.state !== "reconnecting",
