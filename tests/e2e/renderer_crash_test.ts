@@ -306,6 +306,9 @@ async function attachedCrash(server: ServerHandle, site: StaticServer): Promise<
     assert(!reloaded.isError, `reload recovers the page: ${textOf(reloaded).slice(0, 400)}`);
     sizes["reload_page (recovering)"] = chars(reloaded);
     assertEquals((structured(reloaded).page as { page_id: string }).page_id, doomed);
+    // Its observation is a whole one: a new document, observed after the renderer came back.
+    assertEquals((structured(reloaded).navigation as { new_document?: boolean }).new_document, true);
+    assert((structured(reloaded).snapshot as { target_count?: number }).target_count, textOf(reloaded));
     const { resumed, gapEndNs } = await expectRecovered(server, doomed, gap.start_ns, atCrash.total);
     console.error(
       `attached: crash seen ${seenMs} ms after Page.crash; ${doomed} ${atCrash.total} frames at the crash, ` +
