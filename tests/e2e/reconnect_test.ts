@@ -577,7 +577,8 @@ Deno.test({
       });
 
       await t.step({
-        name: "a dropped socket to a browser that stayed: the same target is re-adopted with its viewport",
+        name:
+          "a dropped socket to a browser that stayed, twice: the same target is re-adopted with its viewport",
         ...e2e,
         fn: async () => {
           const chrome = await launch(freePort());
@@ -639,6 +640,43 @@ Deno.test({
               await server.call("query_browser_events", { kinds: ["connection"], max_events: 20 }),
             ).events as Event[]).find((e) => e.level === "info");
             assertEquals((resumed?.data as { readopted?: string[] } | undefined)?.readopted, [pageId]);
+
+            // A second outage in the same session is handled the same way: a second gap, after the first.
+            front.cut();
+            await expectReconnecting(server);
+            front.restore();
+            const again = await until(
+              () => status(server),
+              (st) => st.state !== "reconnecting",
+              WINDOW_MS + 10_000,
+            );
+            assertEquals(again.state, "running", JSON.stringify(again).slice(0, 600));
+            const both = await until(
+              async () =>
+                (structured(await server.call("list_source_frames", { page_id: pageId, max_frames: 1 }))
+                  .gaps as Gap[]).filter((g) => g.kind === "disconnected"),
+              (g) => g.length === 2 && g.every((x) => x.end_ns !== null),
+              10_000,
+            );
+            assertEquals(both.length, 2, JSON.stringify(both));
+            const [one, two] = [...both].sort((x, y) => x.start_ns - y.start_ns);
+            assert(
+              two.start_ns >= (one.end_ns ?? Infinity),
+              `the outages do not overlap: ${JSON.stringify(both)}`,
+            );
+            const latest = await until(
+              () => newestFrame(server, { page_id: pageId }),
+              (f) => f !== undefined && f.session_time_ns > (two.end_ns ?? Infinity),
+              20_000,
+            );
+            assert(
+              latest && latest.ordinal > after.ordinal,
+              "frames resume again, ordinals still continuing",
+            );
+            const resumes = (structured(
+              await server.call("query_browser_events", { kinds: ["connection"], max_events: 20 }),
+            ).events as Event[]).filter((e) => e.level === "info");
+            assertEquals(resumes.length, 2, JSON.stringify(resumes));
             await server.call("stop_browser");
           } finally {
             await front.close();
