@@ -350,7 +350,12 @@ export async function qualifyFfmpeg(
  * Request-time check: the qualified executable still exists, runs, and reports the same build
  * (a changed build would make the manifest's recorded build false). Throws encoder_unavailable.
  */
-export async function ensureFfmpegAvailable(q: QualifiedFfmpeg, timeoutMs = 2_000): Promise<void> {
+export async function ensureFfmpegAvailable(
+  q: QualifiedFfmpeg,
+  // `ffmpeg -version` took over 2 s at load 20 on 2 cores; a video request takes seconds anyway, and a
+  // false encoder_unavailable costs the caller the whole video.
+  timeoutMs = 10_000,
+): Promise<void> {
   if (!(await isExecutableFile(q.path))) throw encoderUnavailable("the qualified ffmpeg executable is gone");
   let run: BoundedRun;
   try {
