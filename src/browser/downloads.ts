@@ -5,6 +5,7 @@ import { sanitizeText, sanitizeUrl } from "./privacy.ts";
 import type { BrowserSession } from "./session.ts";
 import { asToolError, limitExceeded, ToolError } from "../errors.ts";
 import { logger } from "../log.ts";
+import { currentCallSignal } from "./call_signal.ts";
 
 const log = logger("downloads");
 
@@ -283,11 +284,22 @@ export class DownloadTracker {
         .sort((a, b) => a.beginSeq - b.beginSeq)[0]?.row;
     const found = settled();
     if (found || this.#ended) return found ? { ...found } : undefined;
-    return await new Promise((resolve) => {
-      const done = (row: DownloadRow | undefined) => {
+    // A cancelled call stops waiting at once (cooperative cancellation: the download itself runs on).
+    const signal = currentCallSignal();
+    signal?.throwIfAborted();
+    return await new Promise((resolve, reject) => {
+      const finish = () => {
         clearTimeout(timer);
         this.#listeners.delete(check);
+        signal?.removeEventListener("abort", onAbort);
+      };
+      const done = (row: DownloadRow | undefined) => {
+        finish();
         resolve(row ? { ...row } : undefined);
+      };
+      const onAbort = () => {
+        finish();
+        reject(signal?.reason);
       };
       const check = () => {
         const row = settled();
@@ -295,6 +307,7 @@ export class DownloadTracker {
       };
       const timer = setTimeout(() => done(undefined), timeoutMs);
       this.#listeners.add(check);
+      signal?.addEventListener("abort", onAbort, { once: true });
     });
   }
 

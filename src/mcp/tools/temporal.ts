@@ -1,3 +1,4 @@
+import { sleepInCall } from "../../browser/call_signal.ts";
 import { z } from "zod";
 import { ToolError } from "../../errors.ts";
 import {
@@ -62,7 +63,8 @@ async function settledRange(app: AppContext, args: Parameters<typeof rangeOf>[1]
   if (args.range_handle) return range;
   const wait = pendingTailMs(app, range, TAIL_WAIT_MS);
   if (wait > 0) {
-    await new Promise((r) => setTimeout(r, wait + 120));
+    // A cancelled call stops waiting for the tail at once.
+    await sleepInCall(wait + 120);
     range = await rangeOf(app, args);
   }
   return range;
