@@ -310,6 +310,18 @@ async function attachedCrash(server: ServerHandle, site: StaticServer): Promise<
     assertEquals((structured(reloaded).navigation as { new_document?: boolean }).new_document, true);
     assert((structured(reloaded).snapshot as { target_count?: number }).target_count, textOf(reloaded));
     const { resumed, gapEndNs } = await expectRecovered(server, doomed, gap.start_ns, atCrash.total);
+    // The temporal tools answer across the crash, naming its gap.
+    const across = await server.call("resolve_temporal_range", {
+      range: { page_id: doomed, start_ms: Math.max(0, gap.start_ns / 1e6 - 500), end_ms: resumed.lastMs },
+    });
+    assert(!across.isError, textOf(across));
+    const range = structured(across).range as { gaps: Gap[]; warnings: Array<{ code: string }> };
+    assert(
+      range.gaps.some((g) => g.kind === "crashed" && g.start_ns === gap.start_ns),
+      JSON.stringify(range.gaps),
+    );
+    assert(range.warnings.some((w) => w.code === "capture_gaps"), JSON.stringify(range.warnings));
+    sizes["resolve_temporal_range (across the crash)"] = chars(across);
     console.error(
       `attached: crash seen ${seenMs} ms after Page.crash; ${doomed} ${atCrash.total} frames at the crash, ` +
         `${resumed.total} after reload_page; gap ${Math.round(gap.start_ns / 1e6)}–${
