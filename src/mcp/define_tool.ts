@@ -1,6 +1,7 @@
 import type { z } from "zod";
 import type { ClientCapabilities, InputRequiredResult, ServerContext } from "@modelcontextprotocol/server";
 import { asToolError, ToolError } from "../errors.ts";
+import { browserReconnecting } from "../browser/session_errors.ts";
 import type { AppContext } from "./context.ts";
 import { errorOutput, type ToolOutput } from "./response.ts";
 import type { CapabilityName } from "./registry.ts";
@@ -140,6 +141,18 @@ function withGraceWarning(out: ToolOutput, app: AppContext): ToolOutput {
   };
 }
 
+/**
+ * A call whose commands were cut off because the connection dropped under it: while the attached session
+ * reconnects, say so (retry safe once it resumes) instead of "start a new session".
+ */
+function duringOutage(error: ToolError, app: AppContext): ToolError {
+  if (error.code !== "browser_disconnected") return error;
+  const session = app.browsers?.current;
+  const c = session?.connection;
+  if (!session || session.ended || c?.state !== "reconnecting") return error;
+  return browserReconnecting(session.id, c);
+}
+
 export function defineTool<S extends z.ZodObject>(def: ToolDefinition<S>): Tool {
   // A tool that takes page_id acts on one page, which a passed deadline probes (deadlines.ts).
   const pageScoped = "page_id" in def.input.shape;
@@ -167,7 +180,7 @@ export function defineTool<S extends z.ZodObject>(def: ToolDefinition<S>): Tool 
         try {
           return await def.handler(parsed.data, app, call);
         } catch (err) {
-          return errorOutput(asToolError(err));
+          return errorOutput(duringOutage(asToolError(err), app));
         }
       }, { cancel: call?.signal, readOnly: def.annotations?.readOnlyHint === true });
       if (out instanceof ToolError) return errorOutput(out);
