@@ -149,6 +149,8 @@ export class BrowserSession {
   readonly #reconnect?: ReconnectPlan;
   /** Pages of a dropped connection waiting to be matched to the targets of the new one. */
   #orphans: PageTarget[] = [];
+  /** A restarted browser's only tab, which continues the session's only page whatever its URL. */
+  #soleTarget?: string;
   #lostListeners = new Set<(atMs: number) => void>();
   #reconnectedListeners = new Set<(info: Reconnected) => void>();
   #troubleListeners = new Set<(page: PageTarget, trouble: PageTrouble) => void>();
@@ -339,7 +341,15 @@ export class BrowserSession {
     // A socket reopened during a reconnection that drops again is the running loop's to retry.
     if (this.reconnecting) return;
     if (!this.#reconnect || this.#stopping) {
-      this.#markEnded("browser_disconnected");
+      const process = this.#process;
+      if (!process || this.#stopping) {
+        this.#markEnded("browser_disconnected");
+        return;
+      }
+      // A launched browser's socket closes a moment before its exit is seen: name the exit when it is one.
+      const exited = process.status.then(() => "browser_exited");
+      const stillRunning = new Promise<string>((r) => setTimeout(() => r("browser_disconnected"), 1_000));
+      Promise.race([exited, stillRunning]).then((reason) => this.#markEnded(reason));
       return;
     }
     const lostAt = this.now();
@@ -416,7 +426,9 @@ export class BrowserSession {
     const readopted: string[] = [];
     const added: string[] = [];
     const unclaimed = new Set(this.#orphans);
+    this.#soleTarget = await this.#soleUnmatchedTarget();
     await this.#discoverPages();
+    this.#soleTarget = undefined;
     for (const page of this.pages.values()) {
       if (page.closed) continue;
       if (before.has(page.id)) readopted.push(page.id);
@@ -436,7 +448,14 @@ export class BrowserSession {
       this.selectedPageId = remaining.length > 0 ? remaining[remaining.length - 1].id : undefined;
     }
     this.#connection = { state: "connected" };
-    const info: Reconnected = { lost_at_ms: lostAt, resumed_at_ms: this.now(), attempts, readopted, closed, added };
+    const info: Reconnected = {
+      lost_at_ms: lostAt,
+      resumed_at_ms: this.now(),
+      attempts,
+      readopted,
+      closed,
+      added,
+    };
     log.info("browser connection restored after {n} attempts: {pages} pages re-adopted", {
       n: attempts,
       pages: readopted.length,
@@ -458,10 +477,25 @@ export class BrowserSession {
     const index = [
       this.#orphans.findIndex((p) => p.targetId === info.targetId),
       this.#orphans.findIndex((p) => p.url === info.url),
+      info.targetId === this.#soleTarget ? 0 : -1,
     ].find((i) => i >= 0);
     if (index === undefined) return undefined;
     const [orphan] = this.#orphans.splice(index, 1);
     return orphan;
+  }
+
+  /**
+   * One page before the drop, one tab after it and neither the target nor the URL matching: a single-tab
+   * browser restarted at another URL (its start page) continues that page rather than replacing it.
+   */
+  async #soleUnmatchedTarget(): Promise<string | undefined> {
+    if (this.#orphans.length !== 1) return undefined;
+    const { targetInfos } = await this.#conn.send("Target.getTargets");
+    const tabs = targetInfos.filter((t) => t.type === "page" && !t.url.startsWith("devtools://"));
+    const [orphan] = this.#orphans;
+    const [tab] = tabs;
+    if (tabs.length !== 1 || tab.targetId === orphan.targetId || tab.url === orphan.url) return undefined;
+    return tab.targetId;
   }
 
   #wireEvents(): void {

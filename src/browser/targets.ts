@@ -156,7 +156,8 @@ export class PageTarget {
         const { frameTree } = await tree;
         this.mainFrameId = frameTree.frame.id;
         this.loaderId = frameTree.frame.loaderId;
-        this.url = frameTree.frame.url + (frameTree.frame.urlFragment ?? "");
+        // A tab still loading its first document reports an empty URL: the target's (pending) URL says more.
+        if (frameTree.frame.url) this.url = frameTree.frame.url + (frameTree.frame.urlFragment ?? "");
         return;
       } catch (err) {
         lastError = err;
