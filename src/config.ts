@@ -42,7 +42,13 @@ function nonNegativeInt(name: string, raw: string | undefined, fallback: number)
   return value;
 }
 
-function boundedInt(name: string, raw: string | undefined, fallback: number, min: number, max: number): number {
+function boundedInt(
+  name: string,
+  raw: string | undefined,
+  fallback: number,
+  min: number,
+  max: number,
+): number {
   const value = nonNegativeInt(name, raw, fallback);
   if (value < min || value > max) {
     throw new Error(`${name} must be between ${min} and ${max} ms, got ${value}`);

@@ -283,7 +283,10 @@ export class BrowserManager {
         mode: "attached",
         // The endpoint as the caller named it (http://…), not the websocket discovery turned it into.
         profile: { kind: "attached", endpoint: `${reconnectUrl.protocol}//${reconnectUrl.host}` },
-        reconnect: { resolve: () => browserWebSocketUrl(reconnectUrl), windowMs: this.config.reconnectWindowMs },
+        reconnect: {
+          resolve: () => browserWebSocketUrl(reconnectUrl),
+          windowMs: this.config.reconnectWindowMs,
+        },
         // Attachment keeps foreground behaviour: the browser stays externally owned.
         config: {
           every_nth_frame: opts.every_nth_frame,

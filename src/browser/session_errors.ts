@@ -80,7 +80,9 @@ export function browserReconnecting(
   const waited = Date.now() - state.since.getTime();
   return new ToolError({
     code: "browser_reconnecting",
-    message: `The browser connection dropped ${Math.round(waited / 100) / 10} s ago; reconnecting to the same endpoint (${state.attempts} ${
+    message: `The browser connection dropped ${
+      Math.round(waited / 100) / 10
+    } s ago; reconnecting to the same endpoint (${state.attempts} ${
       state.attempts === 1 ? "try" : "tries"
     } so far, window ${state.window_ms} ms).`,
     retry: "safe",
@@ -100,9 +102,12 @@ export function browserReconnecting(
 export function pageCrashed(pageId: string, crash: { at_ms: number; status: string }): ToolError {
   return new ToolError({
     code: "page_crashed",
-    message: `Page ${pageId}'s renderer crashed (${crash.status}) at ${Math.round(crash.at_ms)} ms on the session clock; it shows nothing and runs nothing until reloaded.`,
+    message: `Page ${pageId}'s renderer crashed (${crash.status}) at ${
+      Math.round(crash.at_ms)
+    } ms on the session clock; it shows nothing and runs nothing until reloaded.`,
     retry: "after_recovery",
-    recovery: `reload_page ${pageId} (or navigate_page it elsewhere) to give it a new renderer, or close_page ${pageId}; what was recorded before the crash stays queryable.`,
+    recovery:
+      `reload_page ${pageId} (or navigate_page it elsewhere) to give it a new renderer, or close_page ${pageId}; what was recorded before the crash stays queryable.`,
     affected: { page_id: pageId },
     details: { crashed_at_ms: crash.at_ms, status: crash.status },
   });
