@@ -5,6 +5,7 @@
  */
 import { isAbsolute, join, resolve } from "node:path";
 import { ToolError } from "../errors.ts";
+import { currentCallSignal } from "../browser/call_signal.ts";
 
 export type FfmpegQualification =
   | { available: true; path: string; build: string; encoder: string; encoderArgs: string[] }
@@ -84,12 +85,14 @@ export interface BoundedRun {
 /**
  * Runs `path args` with a hard deadline (SIGKILL), optional stdin bytes, and capped output.
  * Always waits for the process to exit. Throws Deno.errors.NotFound when it cannot spawn.
+ * `signal` (a cancelled call): the child is killed too, and once it exited the signal's reason is thrown.
  */
 export async function runBounded(
   path: string,
   args: string[],
-  opts: { timeoutMs: number; stdin?: Uint8Array[] },
+  opts: { timeoutMs: number; stdin?: Uint8Array[]; signal?: AbortSignal },
 ): Promise<BoundedRun> {
+  opts.signal?.throwIfAborted();
   const child = new Deno.Command(path, {
     args,
     stdin: opts.stdin ? "piped" : "null",
@@ -97,12 +100,16 @@ export async function runBounded(
     stderr: "piped",
   }).spawn();
   let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
+  const kill = () => {
     try {
       child.kill("SIGKILL");
     } catch { /* already exited */ }
+  };
+  const timer = setTimeout(() => {
+    timedOut = true;
+    kill();
   }, Math.max(1, opts.timeoutMs));
+  opts.signal?.addEventListener("abort", kill, { once: true });
   try {
     const stdout = readCapped(child.stdout, OUTPUT_CAP_BYTES);
     const stderr = readCapped(child.stderr, OUTPUT_CAP_BYTES);
@@ -117,10 +124,12 @@ export async function runBounded(
       }
     }
     const [status, out, err] = await Promise.all([child.status, stdout, stderr]);
+    opts.signal?.throwIfAborted();
     const dec = new TextDecoder();
     return { code: status.code, stdout: dec.decode(out), stderr: dec.decode(err), timedOut };
   } finally {
     clearTimeout(timer);
+    opts.signal?.removeEventListener("abort", kill);
   }
 }
 
@@ -349,18 +358,22 @@ export async function qualifyFfmpeg(
 /**
  * Request-time check: the qualified executable still exists, runs, and reports the same build
  * (a changed build would make the manifest's recorded build false). Throws encoder_unavailable.
+ * A cancelled call (its signal, by default the running call's) kills the check's child and throws the
+ * call's abort reason, so the check never outlives the call by up to its timeout.
  */
 export async function ensureFfmpegAvailable(
   q: QualifiedFfmpeg,
   // `ffmpeg -version` took over 2 s at load 20 on 2 cores; a video request takes seconds anyway, and a
   // false encoder_unavailable costs the caller the whole video.
   timeoutMs = 10_000,
+  signal: AbortSignal | undefined = currentCallSignal(),
 ): Promise<void> {
   if (!(await isExecutableFile(q.path))) throw encoderUnavailable("the qualified ffmpeg executable is gone");
   let run: BoundedRun;
   try {
-    run = await runBounded(q.path, ["-hide_banner", "-version"], { timeoutMs });
+    run = await runBounded(q.path, ["-hide_banner", "-version"], { timeoutMs, signal });
   } catch (err) {
+    if (signal?.aborted) throw signal.reason;
     throw encoderUnavailable(`ffmpeg could not be started (${err instanceof Error ? err.name : "error"})`);
   }
   if (run.timedOut) throw encoderUnavailable(`ffmpeg -version did not answer within ${timeoutMs} ms`);
