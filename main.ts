@@ -44,15 +44,17 @@ async function createApp(): Promise<AppContext> {
     if (!holder.app) return Promise.reject(new Error("the viewer started before the app"));
     return startViewer(holder.app);
   });
+  const calls = new CallAdmission();
   const app: AppContext = {
     config,
-    browsers: new BrowserManager(config, join(store.root, "downloads")),
+    // Shutdown (calls.close) also stops launches: a start in flight must not leave a browser behind.
+    browsers: new BrowserManager(config, join(store.root, "downloads"), calls.signal),
     store,
     recorder,
     temporal: new TemporalState(video),
     viewer,
     humans: new HumanQuestions(),
-    calls: new CallAdmission(),
+    calls,
     startedAt: new Date(),
     version: VERSION,
   };

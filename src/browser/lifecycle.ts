@@ -103,14 +103,43 @@ async function browserWsUrl(url: URL): Promise<string> {
   return ws;
 }
 
+export interface StopResult {
+  stopped: boolean;
+  closed_browser: boolean;
+  session_id?: string;
+  mode?: string;
+}
+
+/** `work`, or the signal's reason once it is aborted first (the work itself runs on, its result dropped). */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return work;
+  if (signal.aborted) return Promise.reject(signal.reason);
+  let onAbort = () => {};
+  const aborted = new Promise<never>((_, reject) => {
+    onAbort = () => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+  return Promise.race([work, aborted]).finally(() => signal.removeEventListener("abort", onAbort));
+}
+
 /** Owns the one browser session a process drives at a time. */
 export class BrowserManager {
   #session?: BrowserSession;
   #ended?: BrowserSession;
   #transition?: Promise<unknown>;
+  #stopping?: Promise<StopResult>;
 
-  /** `downloadsRoot`: where launched sessions keep downloads (the instance root's downloads folder). */
-  constructor(readonly config: Config, readonly downloadsRoot?: string) {}
+  /**
+   * `downloadsRoot`: where launched sessions keep downloads (the instance root's downloads folder).
+   * `shutdown`: aborted when the process shuts down; from then on nothing is launched or attached, and a
+   * start in flight tears down what it made at its next step instead of leaving a browser behind.
+   */
+  constructor(readonly config: Config, readonly downloadsRoot?: string, readonly shutdown?: AbortSignal) {}
+
+  /** Throws the shutdown's reason (shutting_down) once the process began shutting down. */
+  #assertOpen(): void {
+    this.shutdown?.throwIfAborted();
+  }
 
   get current(): BrowserSession | undefined {
     return this.#session;
@@ -168,6 +197,7 @@ export class BrowserManager {
   }
 
   start(opts: StartOptions): Promise<BrowserSession> {
+    this.#assertOpen();
     this.#assertFree();
     return this.#exclusive(async () => {
       await this.#reapEnded();
@@ -213,6 +243,7 @@ export class BrowserManager {
       try {
         // Recorded before the spawn too, so a crash mid-launch still names the temporary profile.
         await record(0, false).catch(() => {});
+        this.#assertOpen();
         launched = await launchChrome({
           executable: found.path,
           userDataDir,
@@ -221,6 +252,7 @@ export class BrowserManager {
           temporary,
           onSpawn: record,
         });
+        this.#assertOpen();
       } catch (err) {
         await teardown();
         throw err;
@@ -249,9 +281,14 @@ export class BrowserManager {
         profileDir: userDataDir,
       });
       try {
+        this.#assertOpen();
         opts.prepare?.(session);
         await session.start();
-        if (opts.url) await session.navigate(session.page(), opts.url, "load", 30_000);
+        this.#assertOpen();
+        // The load (up to 30 s) is cut short by shutdown: the browser goes, and the load's wait with it.
+        if (opts.url) {
+          await untilAborted(session.navigate(session.page(), opts.url, "load", 30_000), this.shutdown);
+        }
       } catch (err) {
         await session.stop().catch(() => {});
         await teardown();
@@ -265,6 +302,7 @@ export class BrowserManager {
   attach(opts: AttachOptions): Promise<BrowserSession> {
     const url = parseLoopbackEndpoint(opts.endpoint);
     const reconnectUrl = opts.reconnectEndpoint ? parseLoopbackEndpoint(opts.reconnectEndpoint) : url;
+    this.#assertOpen();
     this.#assertFree();
     return this.#exclusive(async () => {
       await this.#reapEnded();
@@ -296,9 +334,13 @@ export class BrowserManager {
         },
       });
       try {
+        this.#assertOpen();
         opts.prepare?.(session);
         await session.start();
+        this.#assertOpen();
       } catch (err) {
+        // A started session has capture and listeners to end; one that never started only its socket.
+        await session.stop().catch(() => {});
         await conn.close();
         throw err;
       }
@@ -307,12 +349,26 @@ export class BrowserManager {
     });
   }
 
-  /** Idempotent: stopping with nothing running (or an ended session) reports success. */
-  async stop(): Promise<{ stopped: boolean; closed_browser: boolean; session_id?: string; mode?: string }> {
+  /**
+   * Idempotent: stopping with nothing running (or an ended session) reports success; a stop while one
+   * runs answers with that one's result. A start or attach in flight has no session yet: stop waits for
+   * it and stops what it produced (the caller bounds the wait: stop_browser's deadline, the shutdown
+   * drain's), so a browser launched during shutdown does not outlive the process.
+   */
+  async stop(): Promise<StopResult> {
+    while (this.#transition && !this.#stopping) await this.#transition.then(() => {}, () => {});
+    if (this.#stopping) return await this.#stopping;
     const s = this.#session;
     if (!s) return { stopped: false, closed_browser: false };
-    const result = await this.#exclusive(() => s.stop());
-    this.#session = undefined;
-    return { stopped: true, closed_browser: result.closed_browser, session_id: s.id, mode: s.mode };
+    const stopping = this.#exclusive(() => s.stop()).then((result): StopResult => {
+      this.#session = undefined;
+      return { stopped: true, closed_browser: result.closed_browser, session_id: s.id, mode: s.mode };
+    });
+    this.#stopping = stopping;
+    try {
+      return await stopping;
+    } finally {
+      this.#stopping = undefined;
+    }
   }
 }
