@@ -81,11 +81,17 @@ export class CdpConnection {
   /**
    * Opens a new socket under this same connection after the old one dropped (a reconnecting attached
    * session): every listener and disconnect handler subscribed so far stays subscribed, so the modules
-   * that hold this connection carry on without re-wiring. Command ids keep counting.
+   * that hold this connection carry on without re-wiring. Command ids keep counting. A socket that opens
+   * after `abandoned` fired (the reconnect window closed on this attempt) is closed again at once, so the
+   * connection stays closed.
    */
-  async reopen(webSocketUrl: string): Promise<void> {
+  async reopen(webSocketUrl: string, abandoned?: AbortSignal): Promise<void> {
     if (!this.#closed) throw new Error("reopen: the connection is still open");
     const socket = await LoopbackWebSocket.connect(webSocketUrl, CONNECT_TIMEOUT_MS);
+    if (abandoned?.aborted || !this.#closed) {
+      await socket.close(1_000).catch(() => {});
+      throw new Error(abandoned?.aborted ? "reopen: abandoned" : "reopen: another socket opened first");
+    }
     this.#socket = socket;
     this.#bind(socket);
     this.#closed = false;

@@ -11,6 +11,8 @@ export type PageOrigin = "new" | "readopted";
 
 /** Bound on targets whose overrides wait for a same-target reattachment. */
 const CARRIED_OVERRIDES = 32;
+/** Releasing a page whose initialization failed (it may be paused at creation). */
+const RELEASE_TIMEOUT_MS = 2_000;
 
 /** What adoption asks of its session: orphans of a dropped connection, and the selected page. */
 export interface PageRegistryHost {
@@ -177,6 +179,10 @@ export class PageRegistry {
       page.generation = orphan.generation + 1;
       for (const [key, override] of orphan.overrides) page.overrides.set(key, override);
     }
+    // The same target is the same renderer: still crashed unless it answers below with a new document.
+    const carriedCrash = orphan?.targetId === info.targetId ? orphan.crash : undefined;
+    if (carriedCrash) page.crash = { ...carriedCrash };
+    const crashedWith = page.crash;
     const origin: PageOrigin = orphan ? "readopted" : "new";
     // A same-target reattachment gets its overrides back before it runs (see initialize()).
     for (const [key, override] of this.#carriedOverrides.get(info.targetId) ?? []) {
@@ -189,12 +195,21 @@ export class PageRegistry {
     this.#byTarget.set(info.targetId, page);
     this.pages.set(page.id, page);
     const work = (async () => {
+      let answered = false;
       try {
         await page.initialize();
+        answered = true;
       } catch (err) {
         log.warning("page init failed: {err}", { err: String(err) });
-        await page.send("Runtime.runIfWaitingForDebugger").catch(() => {});
+        // Bounded: a crashed renderer never answers, and a reconnection waits for this adoption.
+        await page.send("Runtime.runIfWaitingForDebugger", undefined, RELEASE_TIMEOUT_MS).catch(() => {});
       }
+      // A crashed renderer answers nothing; one that answered with another document was replaced.
+      if (crashedWith && page.crash === crashedWith && answered && page.loaderId !== orphan?.loaderId) {
+        page.crash = undefined;
+      }
+      // Adopted on a socket that has dropped since (its page is an orphan now): nobody is told of it.
+      if (page.closed) return page;
       this.#host.initialized(page);
       for (const listener of this.#addedListeners) listener(page, origin);
       for (const waiter of this.#attachWaiters.get(info.targetId) ?? []) waiter(page);
@@ -202,7 +217,10 @@ export class PageRegistry {
       return page;
     })();
     this.#pendingAttach.set(info.targetId, work);
-    work.finally(() => this.#pendingAttach.delete(info.targetId));
+    // A stale adoption of a dropped socket must not forget the same target's adoption on the new one.
+    work.finally(() => {
+      if (this.#pendingAttach.get(info.targetId) === work) this.#pendingAttach.delete(info.targetId);
+    });
     return work;
   }
 

@@ -6,6 +6,9 @@ import { logger } from "../log.ts";
 
 const log = logger("browser");
 
+/** An attempt is not started with less of the window left than this (it could not finish). */
+const MIN_ATTEMPT_MS = 250;
+
 /** Whether the session's CDP connection is up; an attached session retries a dropped one (see reconnect). */
 export type ConnectionState =
   | { state: "connected" }
@@ -78,8 +81,8 @@ export class SessionReconnector {
   readonly #plan?: ReconnectPlan;
   /** Pages of a dropped connection waiting to be matched to the targets of the new one. */
   #orphans: PageTarget[] = [];
-  /** A restarted browser's only tab, which continues the session's only page whatever its URL. */
-  #soleTarget?: string;
+  /** Target id → the orphan it continues, decided from the target list before auto-attach. */
+  #planned = new Map<string, PageTarget>();
   #lostListeners = new Set<(atMs: number) => void>();
   #reconnectedListeners = new Set<(info: Reconnected) => void>();
 
@@ -147,40 +150,78 @@ export class SessionReconnector {
     const host = this.#host;
     const gone = () => host.ended() || host.stopping();
     const began = performance.now();
+    const closes = began + plan.windowMs;
     for (let attempt = 1;; attempt++) {
-      const delay = nextRetry(attempt, performance.now() - began, plan.windowMs);
+      // The last wait is cut so that its attempt still has MIN_ATTEMPT_MS of the window.
+      const delay = nextRetry(attempt, performance.now() - began, plan.windowMs - MIN_ATTEMPT_MS);
       if (delay === undefined) break;
       await new Promise((r) => setTimeout(r, delay));
       const state = this.#state;
       if (gone() || state.state !== "reconnecting") return;
       state.attempts = attempt;
+      // An attempt past the window is abandoned: its later steps see the signal and touch nothing.
+      const abandon = new AbortController();
+      const run = this.#attempt(plan, lostAt, attempt, abandon.signal);
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const expired = new Promise<"expired">((r) => {
+        timer = setTimeout(() => r("expired"), Math.max(0, closes - performance.now()));
+      });
       try {
-        await host.conn.reopen(await plan.resolve());
-        // Stopped while the socket opened: the new socket is ours to close, nothing to resume.
-        if (gone()) {
-          await host.conn.close().catch(() => {});
-          return;
-        }
-        await this.#resume(lostAt, attempt);
-        return;
+        if (await Promise.race([run, expired]) !== "expired") return;
+        abandon.abort();
+        run.catch(() => {});
+        state.last_error = `attempt ${attempt} was still under way when the window closed`;
+        break;
       } catch (err) {
+        if (gone()) return;
         state.last_error = (err instanceof Error ? err.message : String(err)).slice(0, 200);
         // A half-resumed connection is dropped, so the next attempt starts from a clean socket.
         if (!host.conn.closed) await host.conn.close().catch(() => {});
-        for (const page of host.pages.values()) {
-          page.markClosed();
-          if (!this.#orphans.includes(page)) this.#orphans.push(page);
-        }
-        host.forgetAttachments();
+        this.#reorphan();
+      } finally {
+        clearTimeout(timer);
       }
     }
     if (gone()) return;
     log.warning("browser did not come back within {ms} ms; ending the session", { ms: plan.windowMs });
+    // Ended first, so the pages of an abandoned attempt are closed before its socket goes.
     host.markEnded("reconnect_window_exhausted");
+    if (!host.conn.closed) await host.conn.close().catch(() => {});
+  }
+
+  /** Every page is an orphan again (an attempt failed after re-adopting some): matched anew next time. */
+  #reorphan(): void {
+    const host = this.#host;
+    for (const page of host.pages.values()) {
+      page.markClosed();
+      if (!this.#orphans.includes(page)) this.#orphans.push(page);
+    }
+    this.#planned.clear();
+    host.forgetAttachments();
+  }
+
+  /** One attempt: the endpoint resolved, a new socket, the pages resumed. Throws when it failed. */
+  async #attempt(
+    plan: ReconnectPlan,
+    lostAt: number,
+    attempt: number,
+    abandoned: AbortSignal,
+  ): Promise<void> {
+    const host = this.#host;
+    const stale = () => abandoned.aborted || host.ended() || host.stopping();
+    const url = await plan.resolve();
+    if (stale()) return;
+    await host.conn.reopen(url, abandoned);
+    // Stopped or abandoned while the socket opened: the new socket is ours to close, nothing to resume.
+    if (stale()) {
+      await host.conn.close().catch(() => {});
+      return;
+    }
+    await this.#resume(lostAt, attempt, stale);
   }
 
   /** The new socket is open: the same domains again, the pages matched to their earlier ids. */
-  async #resume(lostAt: number, attempts: number): Promise<void> {
+  async #resume(lostAt: number, attempts: number, stale: () => boolean): Promise<void> {
     const host = this.#host;
     await host.readVersion();
     await host.resumeDownloads();
@@ -188,9 +229,15 @@ export class SessionReconnector {
     const readopted: string[] = [];
     const added: string[] = [];
     const unclaimed = new Set(this.#orphans);
-    this.#soleTarget = await this.#soleUnmatchedTarget();
+    // One look at the targets before any attaches: each target's orphan is decided up front.
+    const { targetInfos } = await host.conn.send("Target.getTargets");
+    this.#planned = matchOrphans(this.#orphans, targetInfos.filter(isTab));
     await host.discoverPages();
-    this.#soleTarget = undefined;
+    this.#planned.clear();
+    // The session stopped, or the window closed on this attempt: nothing is committed or announced.
+    if (stale()) return;
+    // The new socket dropped while pages were adopted: the catch path re-orphans them and retries.
+    if (host.conn.closed) throw new Error("the connection dropped again while pages were re-adopted");
     for (const page of host.pages.values()) {
       if (page.closed) continue;
       if (before.has(page.id)) readopted.push(page.id);
@@ -229,31 +276,51 @@ export class SessionReconnector {
   }
 
   /**
-   * The earlier page a target of a new connection continues: the same target (the socket dropped, the
-   * browser stayed), else the first earlier page at the same URL (a restarted browser reopened it).
+   * The earlier page a target of a new connection continues, as decided from the target list before
+   * auto-attach (matchOrphans). A target that list missed (opened since) may still take an orphan no
+   * listed target reserved: the same target, else the first at the same URL.
    */
   claimOrphan(info: Protocol.Target.TargetInfo): PageTarget | undefined {
-    const index = [
-      this.#orphans.findIndex((p) => p.targetId === info.targetId),
-      this.#orphans.findIndex((p) => p.url === info.url),
-      info.targetId === this.#soleTarget ? 0 : -1,
-    ].find((i) => i >= 0);
-    if (index === undefined) return undefined;
-    const [orphan] = this.#orphans.splice(index, 1);
-    return orphan;
+    let orphan = this.#planned.get(info.targetId);
+    if (orphan) this.#planned.delete(info.targetId);
+    else {
+      const reserved = new Set(this.#planned.values());
+      const free = this.#orphans.filter((p) => !reserved.has(p));
+      orphan = free.find((p) => p.targetId === info.targetId) ?? free.find((p) => p.url === info.url);
+    }
+    const index = orphan ? this.#orphans.indexOf(orphan) : -1;
+    if (index < 0) return undefined;
+    return this.#orphans.splice(index, 1)[0];
   }
+}
 
-  /**
-   * One page before the drop, one tab after it and neither the target nor the URL matching: a single-tab
-   * browser restarted at another URL (its start page) continues that page rather than replacing it.
-   */
-  async #soleUnmatchedTarget(): Promise<string | undefined> {
-    if (this.#orphans.length !== 1) return undefined;
-    const { targetInfos } = await this.#host.conn.send("Target.getTargets");
-    const tabs = targetInfos.filter((t) => t.type === "page" && !t.url.startsWith("devtools://"));
-    const [orphan] = this.#orphans;
-    const [tab] = tabs;
-    if (tabs.length !== 1 || tab.targetId === orphan.targetId || tab.url === orphan.url) return undefined;
-    return tab.targetId;
+/** The targets adoption takes (page_registry.ts): pages, not DevTools' own. */
+function isTab(t: Protocol.Target.TargetInfo): boolean {
+  return t.type === "page" && !t.url.startsWith("devtools://");
+}
+
+/**
+ * Which orphan each target of a new connection continues, by target id. The same target first, for
+ * every target, so a tab at another page's URL cannot take that page's id while its own target is
+ * still there; then URLs among the targets and orphans left. One page before the drop, one tab after it
+ * and neither matching: a single-tab browser restarted at another URL (its start page) continues that
+ * page rather than replacing it.
+ */
+export function matchOrphans<T extends { targetId: string; url: string }>(
+  orphans: readonly T[],
+  tabs: readonly { targetId: string; url: string }[],
+): Map<string, T> {
+  const plan = new Map<string, T>();
+  const free = [...orphans];
+  const take = (targetId: string, orphan: T | undefined) => {
+    if (!orphan || plan.has(targetId)) return;
+    plan.set(targetId, orphan);
+    free.splice(free.indexOf(orphan), 1);
+  };
+  for (const tab of tabs) take(tab.targetId, free.find((p) => p.targetId === tab.targetId));
+  for (const tab of tabs) {
+    if (!plan.has(tab.targetId)) take(tab.targetId, free.find((p) => p.url === tab.url));
   }
+  if (orphans.length === 1 && tabs.length === 1 && plan.size === 0) take(tabs[0].targetId, orphans[0]);
+  return plan;
 }

@@ -23,6 +23,8 @@ export interface InterruptionHost extends StreamHost {
 
 export class StreamInterruptions {
   readonly #gaps = new OutageGaps();
+  /** Re-adopted pages still crashed: their screencast waits for the recovery (nothing renders). */
+  readonly #unstarted = new Set<string>();
 
   constructor(private readonly host: InterruptionHost) {}
 
@@ -63,6 +65,7 @@ export class StreamInterruptions {
 
   /** The page left the session: its held gaps end now. */
   endPage(pageId: string, endNs: number): void {
+    this.#unstarted.delete(pageId);
     for (const kind of this.#gaps.endPage(pageId)) this.host.gapEnd(pageId, kind, endNs);
     const stream = this.host.streams.get(pageId);
     if (stream) stream.stats.interrupted = undefined;
@@ -138,7 +141,11 @@ export class StreamInterruptions {
     stream.stats.interrupted = this.#gaps.interruption(page.id);
     this.host.streams.set(page.id, stream);
     this.#gaps.readopted(page.id, this.host.nowNs());
-    this.host.startScreencast(stream);
+    if (page.crash) this.#unstarted.add(page.id);
+    else {
+      this.#unstarted.delete(page.id);
+      this.host.startScreencast(stream);
+    }
   }
 
   #reconnected(_info: Reconnected): void {
@@ -147,6 +154,21 @@ export class StreamInterruptions {
       const stream = this.host.streams.get(page_id);
       if (stream) stream.stats.interrupted = this.#gaps.interruption(page_id);
       this.host.gapEnd(page_id, "disconnected", end_ns);
+      if (!stream || !this.#unstarted.has(page_id)) continue;
+      const crash = stream.page.crash;
+      if (!crash) {
+        // It recovered between its re-adoption and now: it renders, so its screencast starts.
+        this.#unstarted.delete(page_id);
+        this.host.startScreencast(stream);
+        continue;
+      }
+      // Still crashed on the new connection: the crash gap the outage cut short reopens at the resume.
+      this.#openHeld(
+        page_id,
+        "crashed",
+        end_ns,
+        `renderer still crashed (${crash.status}) after the reconnection; nothing renders until the page is reloaded or navigated`,
+      );
     }
   }
 
@@ -166,6 +188,7 @@ export class StreamInterruptions {
     const stream = this.streamOf(page);
     if (this.host.stopped || !stream || !this.#gaps.isOpen(page.id, "crashed")) return;
     this.#gaps.recovered(page.id);
+    this.#unstarted.delete(page.id);
     const recoveredNs = this.host.nowNs();
     stream.restart().catch((err) => {
       // No frame will end the gap: it ends at the recovery and the failure is a gap of its own.
