@@ -10,6 +10,8 @@ import { join } from "node:path";
 import { assert, assertEquals } from "../assert.ts";
 import { SERVER_PERMISSIONS } from "../../build.ts";
 import { e2e, errorCode, fixtures, REPO_ROOT, structured, textOf, type ToolResult } from "./harness.ts";
+import { until } from "./chromium_process.ts";
+import { ffmpegEncoders as encoderChildren } from "../proc_children.ts";
 
 /** The issue's bound: each cancelled call's work ends within 1 s of the abort. */
 const STOP_BOUND_MS = 1_000;
@@ -26,11 +28,11 @@ class StderrLog {
 
   /** The first match of `pattern` after `from` (an offset into the text), waiting up to `ms`. */
   async waitFor(pattern: RegExp, from: number, ms: number): Promise<RegExpExecArray> {
-    const until = performance.now() + ms;
+    const end = performance.now() + ms;
     for (;;) {
       const hit = pattern.exec(this.text.slice(from));
       if (hit) return hit;
-      const left = until - performance.now();
+      const left = end - performance.now();
       if (left <= 0) {
         throw new Error(`no ${pattern} on stderr within ${ms} ms: ${this.text.slice(from, from + 2000)}`);
       }
@@ -75,24 +77,6 @@ async function startPipedServer(dataDir: string) {
 
 type Piped = Awaited<ReturnType<typeof startPipedServer>>;
 
-/** The server's ffmpeg children that encode (stdin frames), by scanning /proc. */
-async function encoderChildren(serverPid: number): Promise<number[]> {
-  const found: number[] = [];
-  for await (const entry of Deno.readDir("/proc")) {
-    if (!/^\d+$/.test(entry.name)) continue;
-    try {
-      const stat = await Deno.readTextFile(`/proc/${entry.name}/stat`);
-      const close = stat.lastIndexOf(")");
-      const comm = stat.slice(stat.indexOf("(") + 1, close);
-      const ppid = Number(stat.slice(close + 2).split(" ")[1]);
-      if (ppid !== serverPid || comm !== "ffmpeg") continue;
-      const cmdline = await Deno.readTextFile(`/proc/${entry.name}/cmdline`);
-      if (cmdline.includes("pipe:0")) found.push(Number(entry.name));
-    } catch { /* the process ended while we looked */ }
-  }
-  return found;
-}
-
 /** Every file under the data dir's videos/ folders (finished and partial). */
 async function videoFiles(dir: string, inVideos = false): Promise<string[]> {
   const out: string[] = [];
@@ -102,16 +86,6 @@ async function videoFiles(dir: string, inVideos = false): Promise<string[]> {
     else if (inVideos) out.push(path);
   }
   return out;
-}
-
-async function until<T>(what: string, ms: number, probe: () => Promise<T | undefined>): Promise<T> {
-  const end = performance.now() + ms;
-  for (;;) {
-    const got = await probe();
-    if (got !== undefined) return got;
-    if (performance.now() > end) throw new Error(`${what} within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 /**
@@ -233,8 +207,8 @@ Deno.test({
               // Cancel while frames are being fed to the encoder.
               await until(
                 "an encoding ffmpeg child",
-                60_000,
                 async () => (await encoderChildren(pid)).length > 0 ? true : undefined,
+                60_000,
               );
               await new Promise((r) => setTimeout(r, 300));
             },
@@ -263,14 +237,14 @@ Deno.test({
           assertEquals(errorCode(answer), "shutting_down");
           assert(answeredMs < 10_000, `answered ${Math.round(answeredMs)} ms after SIGTERM, not after 20 s`);
           // The process exits once the drain is done, well inside the 30 s shutdown deadline.
-          await until("the server process exits", 30_000, async () => {
+          await until("the server process exits", async () => {
             try {
               await Deno.stat(`/proc/${pid}`);
               return undefined;
             } catch {
               return true;
             }
-          });
+          }, 30_000);
           assert(!/cleanup incomplete/.test(server.log.text.slice(from)), "the drain finished every step");
           console.log(`shutdown: the wait was answered ${Math.round(answeredMs)} ms after SIGTERM`);
         },

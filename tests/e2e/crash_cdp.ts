@@ -1,55 +1,7 @@
 import { assert } from "../assert.ts";
+import { POLL_MS } from "./chromium_process.ts";
 
-/** Real-process helpers of the renderer crash test: a debuggable Chromium and a CDP connection of the test's own. */
-
-/** Bound on every condition poll: generous for a loaded 2-core box, never a fixed sleep. */
-const POLL_MS = 20_000;
-
-export async function until<T>(what: string, probe: () => Promise<T | undefined>): Promise<T> {
-  const deadline = performance.now() + POLL_MS;
-  for (let delay = 50;; delay = Math.min(delay * 2, 500)) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (performance.now() > deadline) throw new Error(`timed out after ${POLL_MS} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, delay));
-  }
-}
-
-export function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const { port } = listener.addr as Deno.NetAddr;
-  listener.close();
-  return port;
-}
-
-/** A headless Chromium on a loopback port, in a process group of its own (its renderers die with it). */
-export async function startChromium(port: number, userDataDir: string): Promise<Deno.ChildProcess> {
-  const executable = Deno.env.get("KROMETRAIL_CHROME") ?? Deno.env.get("CHROME_BIN") ?? "/usr/bin/chromium";
-  const args = [
-    `--remote-debugging-port=${port}`,
-    "--remote-debugging-address=127.0.0.1",
-    `--user-data-dir=${userDataDir}`,
-    "--headless=new",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-quic",
-    "--window-size=1000,700",
-    ...(Deno.build.os === "linux" && Deno.uid() === 0 ? ["--no-sandbox"] : []),
-    "about:blank",
-  ];
-  // setsid (not a group leader already, so it execs in place): the child's pid is the group's id.
-  const child = new Deno.Command("setsid", { args: [executable, ...args], stdout: "null", stderr: "null" })
-    .spawn();
-  await until("the debug endpoint", async () => {
-    const r = await fetch(`http://127.0.0.1:${port}/json/version`).catch(() => undefined);
-    if (!r) return undefined;
-    await r.body?.cancel();
-    return r.ok ? true : undefined;
-  });
-  return child;
-}
+/** The renderer crash test's own CDP connection (its Chromium comes from chromium_process.ts). */
 
 /** The test's own CDP connection: attach to the page target and crash its renderer with Page.crash. */
 export async function crashTarget(port: number, urlPart: string): Promise<string> {

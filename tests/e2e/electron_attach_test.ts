@@ -8,22 +8,11 @@
  */
 import { assert, assertEquals, assertMatch } from "../assert.ts";
 import { e2e, errorCode, structured, textOf, withServer } from "./harness.ts";
+import { startChromium, startChromiumOnFixedPort, until } from "./chromium_process.ts";
 
-function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (listener.addr as Deno.NetAddr).port;
-  listener.close();
-  return port;
-}
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe().catch(() => undefined);
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+/** Probes that fetch an endpoint still starting count a failure as "not yet". */
+function settle<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs?: number): Promise<T> {
+  return until(what, () => probe().catch(() => undefined), timeoutMs);
 }
 
 interface ListedTarget {
@@ -42,9 +31,9 @@ async function targetsAt(port: number): Promise<ListedTarget[]> {
 async function startNodeInspector(): Promise<
   { child: Deno.ChildProcess; port: number; stderr: () => string; stop: () => Promise<void> }
 > {
-  const port = freePort();
+  // Port 0: Node picks one and says which on stderr (no free-port race).
   const child = new Deno.Command("node", {
-    args: [`--inspect=127.0.0.1:${port}`, "-e", "setInterval(() => {}, 1000)"],
+    args: ["--inspect=127.0.0.1:0", "-e", "setInterval(() => {}, 1000)"],
     stdin: "null",
     stdout: "null",
     stderr: "piped",
@@ -53,7 +42,11 @@ async function startNodeInspector(): Promise<
   const reading = child.stderr.pipeThrough(new TextDecoderStream()).pipeTo(
     new WritableStream({ write: (chunk) => void (text += chunk) }),
   ).catch(() => {});
-  await until("the Node inspector", async () => (await targetsAt(port)).length > 0 || undefined);
+  const port = await until("the Node inspector's port", () => {
+    const m = /Debugger listening on ws:\/\/127\.0\.0\.1:(\d+)\//.exec(text);
+    return Promise.resolve(m ? Number(m[1]) : undefined);
+  });
+  await settle("the Node inspector", async () => (await targetsAt(port)).length > 0 || undefined);
   return {
     child,
     port,
@@ -67,47 +60,26 @@ async function startNodeInspector(): Promise<
 }
 
 /**
- * A Chromium shaped like an Electron app: its own process group, a fixed debugging port, one app window
- * (or, without a URL, no window at all, like an app that has not opened one yet). Given a port, it takes
- * that one (the app restarting on its fixed port).
+ * A Chromium shaped like an Electron app: its own process group, one app window (or, without a URL, no
+ * window at all, like an app that has not opened one yet). `port`: "fixed" picks a port the app can be
+ * restarted on; a number takes that one (the app restarting on its fixed port); otherwise Chromium picks.
  */
 async function startAppWindow(
   appUrl: string | undefined,
-  port = freePort(),
+  port?: number | "fixed",
 ): Promise<{ pid: number; port: number; stop: () => Promise<void> }> {
-  const executable = Deno.env.get("KROMETRAIL_CHROME") ?? Deno.env.get("CHROME_BIN") ?? "/usr/bin/chromium";
-  const profile = await Deno.makeTempDir({ prefix: "krometrail-electron-" });
-  const args = [
-    `--remote-debugging-port=${port}`,
-    "--remote-debugging-address=127.0.0.1",
-    `--user-data-dir=${profile}`,
-    "--headless",
-    "--no-first-run",
-    "--no-default-browser-check",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-quic",
-    "--test-type",
-    "--hide-scrollbars",
-    "--mute-audio",
-    "--window-size=800,600",
-    ...(Deno.build.os === "linux" && Deno.uid() === 0 ? ["--no-sandbox"] : []),
-    appUrl ? `--app=${appUrl}` : "--no-startup-window",
-  ];
-  // setsid: Chromium leads its own group, so the whole group (zygote, renderers) goes at the end.
-  const child = new Deno.Command("setsid", { args: [executable, ...args], stdout: "null", stderr: "null" })
-    .spawn();
-  const stop = async () => {
-    try {
-      Deno.kill(-child.pid, "SIGKILL");
-    } catch { /* already gone */ }
-    await child.status;
-    await Deno.remove(profile, { recursive: true }).catch(() => {});
+  const opts = {
+    url: appUrl,
+    window: appUrl ? "app" as const : "none" as const,
+    windowSize: { width: 800, height: 600 },
   };
+  const chrome = port === "fixed"
+    ? await startChromiumOnFixedPort(opts)
+    : await startChromium({ ...opts, port });
+  const stop = () => chrome.kill();
   try {
-    await until("the app window's page, worker and service worker", async () => {
-      const types = new Set((await targetsAt(port)).map((t) => t.type));
+    await settle("the app window's page, worker and service worker", async () => {
+      const types = new Set((await targetsAt(chrome.port)).map((t) => t.type));
       if (!appUrl) return types.size === 0 || undefined;
       return types.has("page") && types.has("worker") && types.has("service_worker") || undefined;
     });
@@ -115,7 +87,7 @@ async function startAppWindow(
     await stop();
     throw err;
   }
-  return { pid: child.pid, port, stop };
+  return { pid: chrome.pid, port: chrome.port, stop };
 }
 
 /**
@@ -216,7 +188,7 @@ Deno.test({
             assertEquals(listed.selected_page_id, pageId);
 
             // Capture records the renderer window.
-            await until("a recorded frame of the app window", async () => {
+            await settle("a recorded frame of the app window", async () => {
               const frames = structured(
                 await server.call("list_source_frames", { page_id: pageId, max_frames: 1 }),
               );
@@ -240,7 +212,7 @@ Deno.test({
 
             // A worker started after the attach runs at once: nothing paused it waiting for a debugger.
             assert(!(await server.call("click", { selector: "#spawn" })).isError);
-            await until("the later worker's reply", async () => {
+            await settle("the later worker's reply", async () => {
               const reply = await server.call("evaluate_page", { expression: "window.laterWorker ?? null" });
               return structured(reply).value === "running" || undefined;
             }, 10_000);
@@ -270,7 +242,7 @@ Deno.test({
         ...e2e,
         fn: async () => {
           const appUrl = `${site.origin}/electron/app.html`;
-          const first = await startAppWindow(appUrl);
+          const first = await startAppWindow(appUrl, "fixed");
           let second: Awaited<ReturnType<typeof startAppWindow>> | undefined;
           try {
             const version = await (await fetch(`http://127.0.0.1:${first.port}/json/version`)).json();
@@ -279,17 +251,17 @@ Deno.test({
             const [before] = structured(await server.call("list_pages")).pages as Array<{ page_id: string }>;
 
             await first.stop();
-            await until("reconnecting", async () => {
+            await settle("reconnecting", async () => {
               return structured(await server.call("browser_status")).state === "reconnecting" || undefined;
             });
             // The restarted browser has a new websocket id: the session finds it through the port.
             second = await startAppWindow(appUrl, first.port);
-            await until("the session running again", async () => {
+            await settle("the session running again", async () => {
               return structured(await server.call("browser_status")).state === "running" || undefined;
             });
             const after = structured(await server.call("list_pages")).pages as Array<{ page_id: string }>;
             assertEquals(after.map((p) => p.page_id), [before.page_id], JSON.stringify(after));
-            await until("the restarted window's document", async () => {
+            await settle("the restarted window's document", async () => {
               const r = await server.call("evaluate_page", { expression: "document.readyState" });
               return structured(r).value === "complete" || undefined;
             });
@@ -327,13 +299,13 @@ Deno.test({
             );
             assertEquals(opened.status, 200);
             await opened.body?.cancel();
-            const listed = await until("the app's first window adopted and selected", async () => {
+            const listed = await settle("the app's first window adopted and selected", async () => {
               const l = structured(await server.call("list_pages"));
               return (l.pages as unknown[]).length === 1 && l.selected_page_id ? l : undefined;
             });
             const [page] = listed.pages as Array<{ page_id: string }>;
             assertEquals(listed.selected_page_id, page.page_id);
-            await until("the window's document", async () => {
+            await settle("the window's document", async () => {
               // The new window starts on about:blank; wait for the app's own document.
               const r = await server.call("evaluate_page", {
                 expression: "location.pathname + ' ' + document.readyState",

@@ -8,16 +8,19 @@ import {
   expectReconnecting,
   type Frame,
   frameCount,
-  freePort,
   type Gap,
-  launchChrome,
   newestFrame,
   pageShowing,
   size,
   status,
-  until,
   WINDOW_MS,
 } from "./reconnect_util.ts";
+import {
+  type ChromiumOptions,
+  pollUntil,
+  startChromium,
+  startChromiumOnFixedPort,
+} from "./chromium_process.ts";
 
 /**
  * Issue 18's reconnect acceptance with real processes: an attached Chromium is SIGKILLed, the session
@@ -34,8 +37,12 @@ Deno.test({
     const server = await startServer({ env: { KROMETRAIL_RECONNECT_WINDOW_MS: String(WINDOW_MS) } });
     const url = `${site.origin}/reconnect/spinner.html`;
     const chromes: Chrome[] = [];
-    const launch = async (port: number, profile?: string) => {
-      const chrome = await launchChrome(port, url, profile);
+    // "fixed": a port picked now that a restart can take again; a number: that port (the restart).
+    const launch = async (port?: number | "fixed", profile?: string) => {
+      const opts: ChromiumOptions = { url, profile };
+      const chrome = port === "fixed"
+        ? await startChromiumOnFixedPort(opts)
+        : await startChromium({ ...opts, port });
       chromes.push(chrome);
       return chrome;
     };
@@ -45,8 +52,7 @@ Deno.test({
         name: "a restart on the same port within the window: same page id, frames resume, one gap",
         ...e2e,
         fn: async () => {
-          const port = freePort();
-          const first = await launch(port);
+          const first = await launch("fixed");
           const { sessionId, pageId } = await attachAndRecord(server, first, url);
           const oldRef = refOf(
             structured(await server.call("snapshot_page", { page_id: pageId })),
@@ -72,16 +78,17 @@ Deno.test({
           // A page tool during the outage fails with the retryable code, naming the session.
           const during = await server.call("evaluate_page", { expression: "1 + 1" });
           assertEquals(errorCode(during), "browser_reconnecting", textOf(during));
-          const err = structured(during).error as { retry: string; details?: { attempts?: number } };
-          assertEquals(err.retry, "safe");
-          assertEquals(typeof err.details?.attempts, "number");
           assertEquals(
             errorCode(await server.call("snapshot_page", { page_id: pageId })),
             "browser_reconnecting",
           );
-
-          await launch(port, first.profile);
-          const back = await until(
+          // The restart starts at once, so that a cold start on a loaded box has most of the window.
+          await launch(first.port, first.profile);
+          const relaunchedAfterMs = Date.now() - killedAt;
+          const err = structured(during).error as { retry: string; details?: { attempts?: number } };
+          assertEquals(err.retry, "safe");
+          assertEquals(typeof err.details?.attempts, "number");
+          const back = await pollUntil(
             () => status(server),
             (s) => s.state !== "reconnecting",
             WINDOW_MS + 10_000,
@@ -103,7 +110,7 @@ Deno.test({
             (structured(await server.call("list_source_frames", { page_id: pageId, max_frames: 1 }))
               .gaps as Gap[])
               .filter((g) => g.kind === "disconnected");
-          const gaps = await until(
+          const gaps = await pollUntil(
             outageGap,
             (g) => g.length > 0 && g.every((x) => x.end_ns !== null),
             10_000,
@@ -116,7 +123,7 @@ Deno.test({
             `the gap opens at the loss (${gap.start_ns} vs ${sinceNs})`,
           );
           assert(gapEnd > gap.start_ns, "the gap has a length");
-          const after = await until(
+          const after = await pollUntil(
             () => newestFrame(server, { page_id: pageId }),
             (f) => f !== undefined && f.session_time_ns > gapEnd + 500e6,
             20_000,
@@ -130,7 +137,7 @@ Deno.test({
           // The retry the error promised works on the same page id (once the restarted tab has loaded: the
           // endpoint answers, and so the session resumes, while it still parses); a ref of the dead
           // renderer's document does not.
-          const title = await until(
+          const title = await pollUntil(
             async () =>
               String(
                 structured(
@@ -207,7 +214,8 @@ Deno.test({
           // Running again within the window: the resume is on the session clock less than a window after the loss.
           assert(resumed.session_time_ms - lost.session_time_ms < WINDOW_MS, JSON.stringify(resumed));
           console.error(
-            `reconnect: seen reconnecting (${outage.attempts_seen} tries), running again ${resumedAfterMs} ms after the kill ` +
+            `reconnect: seen reconnecting (${outage.attempts_seen} tries), relaunched ${relaunchedAfterMs} ms and running ` +
+              `again ${resumedAfterMs} ms after the kill ` +
               `(outage ${data.outage_ms} ms on the session clock, ${data.attempts} attempts); chars: status while ` +
               `reconnecting ${outage.status_chars}, browser_reconnecting error ${size(during)}, ` +
               `connection events ${size(eventsResult)}, generate_artifacts ${size(made)}`,
@@ -241,7 +249,7 @@ Deno.test({
         fn: async () => {
           // Whatever the first step left attached is let go (stop_browser detaches, and is idempotent).
           await server.call("stop_browser");
-          const chrome = await launch(freePort());
+          const chrome = await launch();
           const { sessionId, pageId } = await attachAndRecord(server, chrome, url);
           const beforeKill = await frameCount(server, { session_id: sessionId });
 
@@ -253,7 +261,7 @@ Deno.test({
           const accepted = await frameCount(server, { session_id: sessionId });
           assert(accepted >= beforeKill, `${accepted} frames accepted, ${beforeKill} seen before the kill`);
 
-          const ended = await until(() => status(server), (s) => s.running === false, WINDOW_MS + 20_000);
+          const ended = await pollUntil(() => status(server), (s) => s.running === false, WINDOW_MS + 20_000);
           const endedAfterMs = Date.now() - killedAt;
           assertEquals(ended.running, false, `the session ends: ${JSON.stringify(ended).slice(0, 400)}`);
           assertEquals(ended.end_reason, "reconnect_window_exhausted");

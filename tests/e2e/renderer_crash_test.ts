@@ -10,7 +10,8 @@ import {
   type ToolResult,
   withServer,
 } from "./harness.ts";
-import { crashTarget, freePort, startChromium, until } from "./crash_cdp.ts";
+import { crashTarget } from "./crash_cdp.ts";
+import { startChromium, until } from "./chromium_process.ts";
 
 /**
  * On a loaded box one frame's acknowledgement can pass the production 1 s deadline, which ends that
@@ -157,9 +158,9 @@ async function expectRecovered(server: ServerHandle, pageId: string, crashNs: nu
 }
 
 async function attachedCrash(server: ServerHandle, site: StaticServer): Promise<void> {
-  const port = freePort();
-  const profile = await Deno.makeTempDir({ prefix: "krometrail-crash-chrome-" });
-  const chrome = await startChromium(port, profile);
+  // No fixed port: Chromium picks one, so no other process can take it first.
+  const chrome = await startChromium({ windowSize: { width: 1000, height: 700 } });
+  const { port } = chrome;
   try {
     const attached = await server.call("attach_browser", { endpoint: `http://127.0.0.1:${port}` });
     assert(!attached.isError, textOf(attached));
@@ -232,11 +233,7 @@ async function attachedCrash(server: ServerHandle, site: StaticServer): Promise<
   } finally {
     // Detach first: a killed endpoint would put the session into reconnecting.
     await server.call("stop_browser", {}).catch(() => {});
-    try {
-      Deno.kill(-chrome.pid, "SIGKILL");
-    } catch { /* already gone */ }
-    await chrome.status;
-    await Deno.remove(profile, { recursive: true }).catch(() => {});
+    await chrome.kill();
   }
 }
 

@@ -6,26 +6,12 @@ import { createImage } from "../../../src/vision/image.ts";
 import { qualifyFfmpeg } from "../../../src/temporal/ffmpeg.ts";
 import { planVideo } from "../../../src/temporal/video_plan.ts";
 import { encodeVideo } from "../../../src/temporal/video.ts";
-
-const MS = 1_000_000;
+import { ffmpegEncoders } from "../../proc_children.ts";
 
 /** This process's ffmpeg children that read frames from stdin. */
-async function encoders(): Promise<number[]> {
-  const found: number[] = [];
-  for await (const entry of Deno.readDir("/proc")) {
-    if (!/^\d+$/.test(entry.name)) continue;
-    try {
-      const stat = await Deno.readTextFile(`/proc/${entry.name}/stat`);
-      const close = stat.lastIndexOf(")");
-      const ppid = Number(stat.slice(close + 2).split(" ")[1]);
-      if (ppid !== Deno.pid || stat.slice(stat.indexOf("(") + 1, close) !== "ffmpeg") continue;
-      if ((await Deno.readTextFile(`/proc/${entry.name}/cmdline`)).includes("pipe:0")) {
-        found.push(Number(entry.name));
-      }
-    } catch { /* it ended while we looked */ }
-  }
-  return found;
-}
+const encoders = () => ffmpegEncoders(Deno.pid);
+
+const MS = 1_000_000;
 
 Deno.test("a cancelled encode stops ffmpeg, discards the fed frames and leaves no file", async () => {
   const q = await qualifyFfmpeg();
