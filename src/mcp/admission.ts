@@ -6,6 +6,8 @@
  * cancels every running call; its drain (shutdown_drain.ts) then waits for their work to settle.
  */
 import { ToolError } from "../errors.ts";
+import { browserReconnecting } from "../browser/session_errors.ts";
+import type { ConnectionState } from "../browser/reconnect.ts";
 
 /** Why a call stopped early: the client's notifications/cancelled, or this process shutting down. */
 export type CancelCause = "client" | "shutdown";
@@ -78,6 +80,82 @@ export function callCancelled(s: CancelSubject, cause: CancelCause, began?: stri
     },
     details: { tool: s.tool, cause, elapsed_ms: elapsed },
   });
+}
+
+export interface InterruptedCall {
+  tool: string;
+  /** The tool changes nothing (its readOnlyHint). */
+  readOnly: boolean;
+  /** An interaction the call began, which may have dispatched input before the socket died. */
+  began?: string;
+  session_id: string;
+  page_id?: string;
+  /** The session's connection when the call failed: still reconnecting, or already resumed. */
+  connection: ConnectionState;
+}
+
+/**
+ * A call whose browser commands were cut off because an attached session's connection dropped under it.
+ * Follows callCancelled's rule: only a read-only call that began no interaction acted on nothing and is
+ * safe to repeat once the session runs; anything else may have acted before the socket died (a click's
+ * input already dispatched), so replaying it is never called safe.
+ */
+export function connectionInterrupted(c: InterruptedCall): ToolError {
+  const harmless = c.readOnly && !c.began;
+  const state = c.connection;
+  if (harmless && state.state === "reconnecting") {
+    const base = browserReconnecting(c.session_id, state);
+    return new ToolError({
+      code: base.code,
+      message: base.message,
+      retry: base.retry,
+      recovery: base.recovery,
+      affected: affectedOf(c),
+      details: { ...base.details, tool: c.tool },
+    });
+  }
+  const when = state.state === "reconnecting"
+    ? `; reconnecting to the same endpoint (${state.attempts} ${
+      state.attempts === 1 ? "try" : "tries"
+    } so far, window ${state.window_ms} ms)`
+    : "; the session has reconnected since";
+  const acted = c.began
+    ? `; interaction ${c.began} had begun and may have acted (its record is kept)`
+    : harmless
+    ? ""
+    : "; it may have changed the page before the connection dropped";
+  const running = state.state === "reconnecting" ? "once browser_status shows the session running" : "now";
+  return new ToolError({
+    code: "browser_reconnecting",
+    message: `The browser connection dropped during ${c.tool}${when}${acted}.`,
+    retry: harmless ? "safe" : "after_recovery",
+    recovery: harmless
+      ? "Call it again: the session runs again and the call changed nothing."
+      : c.began
+      ? `Check the page (snapshot_page) ${running}; interaction ${c.began} may have acted, so repeat it only if it did not.`
+      : `Check the page (snapshot_page) ${running} before repeating it: the call may have acted before the connection dropped.`,
+    affected: affectedOf(c),
+    details: {
+      tool: c.tool,
+      connection: state.state,
+      ...(state.state === "reconnecting"
+        ? {
+          since: state.since.toISOString(),
+          attempts: state.attempts,
+          window_ms: state.window_ms,
+          ...(state.last_error ? { last_error: state.last_error } : {}),
+        }
+        : {}),
+    },
+  });
+}
+
+function affectedOf(c: InterruptedCall): NonNullable<ToolError["affected"]> {
+  return {
+    session_id: c.session_id,
+    ...(c.page_id ? { page_id: c.page_id } : {}),
+    ...(c.began ? { interaction_id: c.began } : {}),
+  };
 }
 
 /** What can stop a call besides its deadline, and what a stopped call can have done. */

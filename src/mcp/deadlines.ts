@@ -247,6 +247,18 @@ async function verdict(s: DeadlineSubject, began: string | undefined): Promise<T
   return pageUnresponsive(s, page, began);
 }
 
+/**
+ * From now on, the interaction a call began, if any: the one begun last, not the open one (a call whose
+ * interaction already ended still acted).
+ */
+export function interactionsSince(session: BrowserSession | undefined): () => string | undefined {
+  const before = session?.latestInteractionId;
+  return () => {
+    const latest = session?.latestInteractionId;
+    return latest !== undefined && latest !== before ? latest : undefined;
+  };
+}
+
 /** The page a call is about: its page_id, else the page selected when it began. */
 function subjectPage(session: BrowserSession | undefined, args: Args): PageTarget | undefined {
   if (!session || session.ended) return undefined;
@@ -278,12 +290,7 @@ export async function withDeadline(
     session,
     page: pageScoped ? subjectPage(session, args) : undefined,
   };
-  // The interaction begun last, not the open one: a call whose interaction already ended still acted.
-  const interactionBefore = session?.latestInteractionId;
-  const beganSince = () => {
-    const latest = session?.latestInteractionId;
-    return latest !== undefined && latest !== interactionBefore ? latest : undefined;
-  };
+  const beganSince = interactionsSince(session);
   // (`?.`: test doubles of the app may come without an admission.)
   const watch = stopWatch(control.cancel, app.calls?.signal);
   const controller = new AbortController();

@@ -1,14 +1,14 @@
 import type { z } from "zod";
 import type { ClientCapabilities, InputRequiredResult, ServerContext } from "@modelcontextprotocol/server";
 import { asToolError, ToolError } from "../errors.ts";
-import { browserReconnecting } from "../browser/session_errors.ts";
+import type { BrowserSession } from "../browser/session.ts";
 import type { AppContext } from "./context.ts";
 import { errorOutput, type ToolOutput } from "./response.ts";
 import type { CapabilityName } from "./registry.ts";
 import { logger } from "../log.ts";
-import { withDeadline } from "./deadlines.ts";
+import { interactionsSince, withDeadline } from "./deadlines.ts";
 import { ownProtoPath } from "./own_proto.ts";
-import { shuttingDown } from "./admission.ts";
+import { connectionInterrupted, shuttingDown } from "./admission.ts";
 
 const log = logger("mcp");
 
@@ -141,16 +141,39 @@ function withGraceWarning(out: ToolOutput, app: AppContext): ToolOutput {
   };
 }
 
+interface OutageSubject {
+  tool: string;
+  readOnly: boolean;
+  /** The session current when the call began. */
+  session?: BrowserSession;
+  /** The interaction the call began, if any (deadlines.ts interactionsSince). */
+  began: () => string | undefined;
+}
+
 /**
- * A call whose commands were cut off because the connection dropped under it: while the attached session
- * reconnects, say so (retry safe once it resumes) instead of "start a new session".
+ * A call whose commands were cut off because the connection dropped under it: an attached session that is
+ * reconnecting (or already has) says so instead of "start a new session" or "page closed, retry never".
+ * Only an attached session reconnects, so a live one that saw its socket close, or whose page object was
+ * orphaned while the page stays listed (re-adopted under its id, or still waiting to be), met an outage.
  */
-function duringOutage(error: ToolError, app: AppContext): ToolError {
-  if (error.code !== "browser_disconnected") return error;
-  const session = app.browsers?.current;
-  const c = session?.connection;
-  if (!session || session.ended || c?.state !== "reconnecting") return error;
-  return browserReconnecting(session.id, c);
+function duringOutage(error: ToolError, app: AppContext, s: OutageSubject): ToolError {
+  const session = s.session;
+  if (!session || session.ended || session.mode !== "attached" || app.browsers?.current !== session) {
+    return error;
+  }
+  const pageId = error.affected?.page_id;
+  const listed = pageId !== undefined ? session.pages.get(pageId) : undefined;
+  const cut = error.code === "browser_disconnected" ||
+    (error.code === "page_closed" && listed !== undefined && (session.reconnecting || !listed.closed));
+  if (!cut) return error;
+  return connectionInterrupted({
+    tool: s.tool,
+    readOnly: s.readOnly,
+    began: s.began(),
+    session_id: session.id,
+    ...(pageId !== undefined ? { page_id: pageId } : {}),
+    connection: session.connection,
+  });
 }
 
 export function defineTool<S extends z.ZodObject>(def: ToolDefinition<S>): Tool {
@@ -176,13 +199,16 @@ export function defineTool<S extends z.ZodObject>(def: ToolDefinition<S>): Tool 
       }
       const args = parsed.data as Record<string, unknown>;
       const overridesBefore = app.recorder?.graceOverrides ?? 0;
+      const readOnly = def.annotations?.readOnlyHint === true;
+      const session = app.browsers?.current;
+      const outage: OutageSubject = { tool: def.name, readOnly, session, began: interactionsSince(session) };
       const out = await withDeadline(def.name, args, app, pageScoped, async () => {
         try {
           return await def.handler(parsed.data, app, call);
         } catch (err) {
-          return errorOutput(duringOutage(asToolError(err), app));
+          return errorOutput(duringOutage(asToolError(err), app, outage));
         }
-      }, { cancel: call?.signal, readOnly: def.annotations?.readOnlyHint === true });
+      }, { cancel: call?.signal, readOnly });
       if (out instanceof ToolError) return errorOutput(out);
       if (!out.isError) checkOutput(def.name, def.output, out.structured);
       return (app.recorder?.graceOverrides ?? 0) > overridesBefore ? withGraceWarning(out, app) : out;
