@@ -1,4 +1,5 @@
 import { chromeArgs } from "../../src/browser/launch.ts";
+import { usesProfileDir } from "../../src/store/pid.ts";
 
 /**
  * Real-process helpers shared by the e2e tests that start their own Chromium (reconnect, renderer crash,
@@ -55,8 +56,9 @@ export function profileProcesses(profile: string): number[] {
   for (const entry of Deno.readDirSync("/proc")) {
     if (!/^\d+$/.test(entry.name)) continue;
     try {
-      const args = Deno.readTextFileSync(`/proc/${entry.name}/cmdline`).split("\0");
-      if (!args.includes(`--user-data-dir=${profile}`)) continue;
+      // Helpers rewrite their argv as one space-joined title, so the line is matched as a whole.
+      const line = Deno.readTextFileSync(`/proc/${entry.name}/cmdline`).replaceAll("\0", " ").trimEnd();
+      if (!usesProfileDir(line, profile)) continue;
       // A zombie (killed, not yet reaped) runs nothing and holds nothing.
       const stat = Deno.readTextFileSync(`/proc/${entry.name}/stat`);
       if (stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z")) continue;

@@ -57,7 +57,16 @@ export async function stopDuringOutage({ server, url, launch }: StepContext): Pr
 }
 
 /** A launched browser that exits ends its session (no reconnect), every frame kept. */
-export async function launchedBrowserExits({ server, url }: StepContext): Promise<void> {
+export async function launchedBrowserExits(context: StepContext): Promise<void> {
+  try {
+    await launchedExit(context);
+  } finally {
+    // Whatever a failure left running is let go, so the next step starts from no session.
+    await context.server.call("stop_browser");
+  }
+}
+
+async function launchedExit({ server, url }: StepContext): Promise<void> {
   // A managed profile lives under this server's data dir, which names its browser among all processes.
   const profile = managedProfileDir(server.dataDir, "h5-exit");
   const started = await server.call("start_browser", { profile: "h5-exit", url });
