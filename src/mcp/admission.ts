@@ -92,6 +92,8 @@ export interface InterruptedCall {
   page_id?: string;
   /** The session's connection when the call failed: still reconnecting, or already resumed. */
   connection: ConnectionState;
+  /** The connection was already down when the call began and has not come back: nothing it sent arrived. */
+  unreached?: boolean;
 }
 
 /**
@@ -101,7 +103,7 @@ export interface InterruptedCall {
  * input already dispatched), so replaying it is never called safe.
  */
 export function connectionInterrupted(c: InterruptedCall): ToolError {
-  const harmless = c.readOnly && !c.began;
+  const harmless = (c.readOnly || c.unreached === true) && !c.began;
   const state = c.connection;
   if (harmless && state.state === "reconnecting") {
     const base = browserReconnecting(c.session_id, state);
@@ -130,7 +132,7 @@ export function connectionInterrupted(c: InterruptedCall): ToolError {
     message: `The browser connection dropped during ${c.tool}${when}${acted}.`,
     retry: harmless ? "safe" : "after_recovery",
     recovery: harmless
-      ? "Call it again: the session runs again and the call changed nothing."
+      ? "Call it again once browser_status shows the session running: the call changed nothing."
       : c.began
       ? `Check the page (snapshot_page) ${running}; interaction ${c.began} may have acted, so repeat it only if it did not.`
       : `Check the page (snapshot_page) ${running} before repeating it: the call may have acted before the connection dropped.`,

@@ -148,6 +148,8 @@ interface OutageSubject {
   session?: BrowserSession;
   /** The interaction the call began, if any (deadlines.ts interactionsSince). */
   began: () => string | undefined;
+  /** When the outage under way as the call began started (the connection was already down). */
+  outageSince?: Date;
 }
 
 /**
@@ -166,13 +168,15 @@ function duringOutage(error: ToolError, app: AppContext, s: OutageSubject): Tool
   const cut = error.code === "browser_disconnected" ||
     (error.code === "page_closed" && listed !== undefined && (session.reconnecting || !listed.closed));
   if (!cut) return error;
+  const c = session.connection;
   return connectionInterrupted({
+    unreached: c.state === "reconnecting" && s.outageSince !== undefined && c.since === s.outageSince,
     tool: s.tool,
     readOnly: s.readOnly,
     began: s.began(),
     session_id: session.id,
     ...(pageId !== undefined ? { page_id: pageId } : {}),
-    connection: session.connection,
+    connection: c,
   });
 }
 
@@ -201,7 +205,14 @@ export function defineTool<S extends z.ZodObject>(def: ToolDefinition<S>): Tool 
       const overridesBefore = app.recorder?.graceOverrides ?? 0;
       const readOnly = def.annotations?.readOnlyHint === true;
       const session = app.browsers?.current;
-      const outage: OutageSubject = { tool: def.name, readOnly, session, began: interactionsSince(session) };
+      const c = session?.connection;
+      const outage: OutageSubject = {
+        tool: def.name,
+        readOnly,
+        session,
+        began: interactionsSince(session),
+        ...(c?.state === "reconnecting" ? { outageSince: c.since } : {}),
+      };
       const out = await withDeadline(def.name, args, app, pageScoped, async () => {
         try {
           return await def.handler(parsed.data, app, call);
