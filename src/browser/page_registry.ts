@@ -37,6 +37,8 @@ export class PageRegistry {
   #bySession = new Map<string, PageTarget>();
   #byTarget = new Map<string, PageTarget>();
   #pendingAttach = new Map<string, Promise<PageTarget | undefined>>();
+  /** Crashed pages whose domains could not be enabled yet (see #enableRevived). */
+  #unenabled = new Set<PageTarget>();
   #attachWaiters = new Map<string, Array<(page: PageTarget) => void>>();
   /** Overrides of detached (not destroyed) targets, re-applied if the same target attaches again. */
   #carriedOverrides = new Map<string, Map<string, TargetOverride>>();
@@ -71,6 +73,7 @@ export class PageRegistry {
 
   /** The page sessions died with the socket: their routing and pending adoptions are forgotten. */
   forgetAttachments(): void {
+    this.#unenabled.clear();
     this.#bySession.clear();
     this.#byTarget.clear();
     this.#pendingAttach.clear();
@@ -140,8 +143,9 @@ export class PageRegistry {
       "Page.lifecycleEvent",
       ({ frameId, loaderId, name }, sid) => route(sid)?.onLifecycle(frameId, loaderId, name),
     );
-    c.on("Page.frameStartedLoading", ({ frameId }, sid) => route(sid)?.onLoading(frameId, true));
-    c.on("Page.frameStoppedLoading", ({ frameId }, sid) => route(sid)?.onLoading(frameId, false));
+    // The browser reports loading even to a session whose domains the crashed renderer never enabled.
+    c.on("Page.frameStartedLoading", ({ frameId }, sid) => this.#loading(route(sid), frameId, true));
+    c.on("Page.frameStoppedLoading", ({ frameId }, sid) => this.#loading(route(sid), frameId, false));
     c.on("Page.javascriptDialogOpening", (params, sid) => {
       const page = route(sid);
       if (!page) return;
@@ -155,6 +159,38 @@ export class PageRegistry {
     c.on("Page.javascriptDialogClosed", (_params, sid) => {
       route(sid)?.setDialog(undefined);
     });
+  }
+
+  #loading(page: PageTarget | undefined, frameId: string, started: boolean): void {
+    if (!page) return;
+    page.onLoading(frameId, started);
+    if (this.#unenabled.delete(page)) {
+      this.#enableRevived(page).catch((err) => log.debug("revive failed: {err}", { err: String(err) }));
+    }
+  }
+
+  /**
+   * A page re-adopted crashed enabled nothing (its renderer answered no command); a reload or navigation
+   * gives it a renderer: its domains are enabled now, its new document ends the crash, and the load
+   * it fired while lifecycle events were still off releases those waiting for it.
+   */
+  async #enableRevived(page: PageTarget): Promise<void> {
+    if (page.closed) return;
+    try {
+      await page.initialize();
+    } catch {
+      if (!page.closed && page.crash) this.#unenabled.add(page);
+      return;
+    }
+    const { frameTree } = await page.send("Page.getFrameTree");
+    this.#host.trouble.committed(page, frameTree.frame);
+    const ready = await page.send("Runtime.evaluate", {
+      expression: "document.readyState",
+      returnByValue: true,
+    });
+    if (ready.result.value === "complete") {
+      page.onLifecycle(frameTree.frame.id, frameTree.frame.loaderId, "load");
+    }
   }
 
   /** Registers an auto-attached page, enables its domains, then lets it run. */
@@ -208,6 +244,7 @@ export class PageRegistry {
       if (crashedWith && page.crash === crashedWith && answered && page.loaderId !== orphan?.loaderId) {
         page.crash = undefined;
       }
+      if (page.crash && !answered) this.#unenabled.add(page);
       // Adopted on a socket that has dropped since (its page is an orphan now): nobody is told of it.
       if (page.closed) return page;
       this.#host.initialized(page);
