@@ -297,6 +297,7 @@ export class PageRegistry {
   /** A page leaves the session: closed, listeners told, then the session reselects if it was selected. */
   drop(page: PageTarget): void {
     page.markClosed();
+    this.#unenabled.delete(page);
     for (const listener of this.#removedListeners) listener(page);
     if (this.pages.get(page.id) === page) this.pages.delete(page.id);
     this.#host.removed(page);
