@@ -307,8 +307,8 @@ class RegistryConn {
     return () => {};
   }
 
-  emit(event: string, params: unknown): void {
-    for (const listener of this.#listeners.get(event) ?? []) listener(params);
+  emit(event: string, params: unknown, sessionId?: string): void {
+    for (const listener of this.#listeners.get(event) ?? []) listener(params, sessionId);
   }
 
   attach(sessionId: string, targetId: string, url: string): void {
@@ -329,9 +329,12 @@ class RegistryConn {
 function registry(claim: (info: Protocol.Target.TargetInfo) => PageTarget | undefined) {
   const conn = new RegistryConn();
   const added: Array<[PageTarget, PageOrigin]> = [];
+  const trouble = new PageTroubleSignals();
+  const recovered: string[] = [];
+  trouble.onRecovered((page) => recovered.push(page.id));
   const reg = new PageRegistry({
     conn: conn as unknown as CdpConnection,
-    trouble: new PageTroubleSignals(),
+    trouble,
     now: () => performance.now(),
     claimOrphan: claim,
     initialized: () => {},
@@ -339,7 +342,7 @@ function registry(claim: (info: Protocol.Target.TargetInfo) => PageTarget | unde
   });
   reg.wire();
   reg.onAdded((page, origin) => added.push([page, origin]));
-  return { conn, reg, added };
+  return { conn, reg, added, recovered };
 }
 
 function crashedOrphan(targetId: string): PageTarget {
@@ -399,4 +402,18 @@ Deno.test("a stale adoption of a dropped socket runs no added listeners and keep
   await Promise.all(fresh);
   assertEquals(added.map(([p]) => p.id), ["p2"]);
   assertEquals(reg.pending().length, 0);
+});
+
+Deno.test("a page re-adopted crashed is enabled once a reload gives it a renderer, which ends the crash", async () => {
+  const orphan = crashedOrphan("A");
+  const { conn, reg, added, recovered } = registry(() => orphan);
+  conn.attach("s1", "A", orphan.url);
+  await Promise.all(reg.pending());
+  const [page] = added[0];
+  assertEquals(page.crash?.status, "crashed");
+  // A reload: the browser reports loading to the session, and the new renderer answers.
+  conn.answers.set("s1", { loaderId: "L2" });
+  conn.emit("Page.frameStartedLoading", { frameId: "F" }, "s1");
+  await until("recovered", () => recovered.length > 0);
+  assertEquals([page.crash, page.loaderId, recovered], [undefined, "L2", ["p1"]]);
 });
