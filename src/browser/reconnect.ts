@@ -154,7 +154,11 @@ export class SessionReconnector {
     for (let attempt = 1;; attempt++) {
       // The last wait is cut so that its attempt still has MIN_ATTEMPT_MS of the window.
       const delay = nextRetry(attempt, performance.now() - began, plan.windowMs - MIN_ATTEMPT_MS);
-      if (delay === undefined) break;
+      if (delay === undefined) {
+        // No room for another attempt: the session still ends with the window, not before it.
+        await new Promise((r) => setTimeout(r, Math.max(0, closes - performance.now())));
+        break;
+      }
       await new Promise((r) => setTimeout(r, delay));
       const state = this.#state;
       if (gone() || state.state !== "reconnecting") return;

@@ -238,6 +238,23 @@ Deno.test("the window bounds an attempt that never answers: ended within window 
   assertEquals(h.conn.reopens, 0);
 });
 
+Deno.test("attempts failing at once are retried until the window ends, not before", async () => {
+  const h = harness([{ targetId: "A", url: "http://127.0.0.1/a" }], 1_000);
+  h.resolve = () => Promise.reject(new Error("connection refused"));
+  const lost = performance.now();
+  h.conn.drop();
+  await until("ended", () => h.ended.length > 0, 3_000);
+  const elapsed = performance.now() - lost;
+  assertEquals(h.ended, ["reconnect_window_exhausted"]);
+  assert(
+    elapsed >= 980 && elapsed < 2_000,
+    `ended ${Math.round(elapsed)} ms after the drop (window 1000 ms)`,
+  );
+  const state = h.reconnector.state;
+  assert(state.state === "reconnecting" && state.attempts === 2, JSON.stringify(state));
+  assertEquals(state.last_error, "connection refused");
+});
+
 Deno.test("a socket that opens after the window closed is not kept", async () => {
   const h = harness([{ targetId: "A", url: "http://127.0.0.1/a" }], 1_000);
   let opened = false;
