@@ -7,29 +7,9 @@ import { loadConfig } from "../../../src/config.ts";
 import { BrowserManager, type StartOptions } from "../../../src/browser/lifecycle.ts";
 import { managedProfileDir } from "../../../src/store/profiles.ts";
 import { ToolError } from "../../../src/errors.ts";
+import { profileProcesses, until } from "../../e2e/chromium_process.ts";
 
 const CHROME = Deno.env.get("KROMETRAIL_CHROME") ?? "/usr/bin/chromium";
-
-/** Pids of processes whose command line names `dir` (Chromium and every helper it forked). */
-async function processesOf(dir: string): Promise<number[]> {
-  const found: number[] = [];
-  for await (const entry of Deno.readDir("/proc")) {
-    if (!/^\d+$/.test(entry.name)) continue;
-    try {
-      const cmdline = await Deno.readTextFile(`/proc/${entry.name}/cmdline`);
-      if (cmdline.includes(`--user-data-dir=${dir}`)) found.push(Number(entry.name));
-    } catch { /* it ended while we looked */ }
-  }
-  return found;
-}
-
-async function until(what: string, check: () => Promise<boolean>, ms = 30_000): Promise<void> {
-  const deadline = performance.now() + ms;
-  while (!(await check())) {
-    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 function codeOf(err: unknown): string | undefined {
   return err instanceof ToolError ? err.code : undefined;
@@ -69,14 +49,18 @@ const shuttingDown = () =>
 Deno.test("shutdown during a start: the start tears its browser down and stop waits for it", async () => {
   await withManager(async (m, shutdown, dir, opts) => {
     const starting = m.start(opts).then(() => undefined, (err) => err);
-    await until("Chromium to spawn", async () => (await processesOf(dir)).length > 0);
+    await until("Chromium to spawn", () => Promise.resolve(profileProcesses(dir).length > 0 || undefined));
     shutdown.abort(shuttingDown());
     // Before the fix stop saw no session yet and returned at once, leaving the launch to finish.
     const stopped = await m.stop();
     assertEquals(codeOf(await starting), "shutting_down", "the start gave up at its next step");
     assertEquals(stopped.stopped, false, "nothing was left to stop");
     assertEquals(m.current, undefined);
-    await until("no process of the profile", async () => (await processesOf(dir)).length === 0, 5_000);
+    await until(
+      "no process of the profile",
+      () => Promise.resolve(profileProcesses(dir).length === 0 || undefined),
+      5_000,
+    );
   });
 });
 
@@ -97,21 +81,25 @@ Deno.test("once shutdown began, start and attach refuse without spawning anythin
       err = e;
     }
     assertEquals(codeOf(err), "shutting_down");
-    assertEquals(await processesOf(dir), []);
+    assertEquals(profileProcesses(dir), []);
   });
 });
 
 Deno.test("stop_browser during a start waits for it and stops the browser it launched", async () => {
   await withManager(async (m, _shutdown, dir, opts) => {
     const starting = m.start(opts);
-    await until("Chromium to spawn", async () => (await processesOf(dir)).length > 0);
+    await until("Chromium to spawn", () => Promise.resolve(profileProcesses(dir).length > 0 || undefined));
     const [session, stopped] = await Promise.all([starting, m.stop()]);
     assertEquals(stopped.stopped, true, "the started session was stopped");
     assertEquals(stopped.session_id, session.id);
     assertEquals(stopped.closed_browser, true);
     assert(session.ended, "the session ended");
     assertEquals(m.current, undefined);
-    await until("no process of the profile", async () => (await processesOf(dir)).length === 0, 5_000);
+    await until(
+      "no process of the profile",
+      () => Promise.resolve(profileProcesses(dir).length === 0 || undefined),
+      5_000,
+    );
     // A second stop has nothing left.
     assertEquals((await m.stop()).stopped, false);
   });

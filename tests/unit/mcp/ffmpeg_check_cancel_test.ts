@@ -4,27 +4,21 @@ import { ToolError } from "../../../src/errors.ts";
 import { runInCall } from "../../../src/browser/call_signal.ts";
 import { ensureFfmpegAvailable, type QualifiedFfmpeg, runBounded } from "../../../src/temporal/ffmpeg.ts";
 
-/** Pids of this process's children running `sleep` (the stand-in ffmpeg that never answers). */
-async function sleepers(): Promise<number[]> {
-  const found: number[] = [];
-  for await (const entry of Deno.readDir("/proc")) {
-    if (!/^\d+$/.test(entry.name)) continue;
-    try {
-      const stat = await Deno.readTextFile(`/proc/${entry.name}/stat`);
-      const close = stat.lastIndexOf(")");
-      const ppid = Number(stat.slice(close + 2).split(" ")[1]);
-      if (ppid === Deno.pid && stat.slice(stat.indexOf("(") + 1, close) === "sleep") {
-        found.push(Number(entry.name));
-      }
-    } catch { /* it ended while we looked */ }
-  }
-  return found;
+/** Whether `pid` is still a process (runBounded reaps its child, so a killed one leaves no entry). */
+async function alive(pid: number): Promise<boolean> {
+  return await Deno.stat(`/proc/${pid}`).then(() => true, () => false);
 }
 
-/** An "ffmpeg" whose -version hangs (a stuck binary on a loaded box). */
+/** The pid the stand-in ffmpeg wrote when it started, once it has. */
+async function startedPid(dir: string): Promise<number | undefined> {
+  const text = await Deno.readTextFile(`${dir}/pid`).catch(() => "");
+  return /^\d+\n$/.test(text) ? Number(text) : undefined;
+}
+
+/** An "ffmpeg" whose -version hangs (a stuck binary on a loaded box); it writes its pid to `dir`/pid. */
 async function hangingFfmpeg(dir: string): Promise<QualifiedFfmpeg> {
   const path = `${dir}/ffmpeg`;
-  await Deno.writeTextFile(path, "#!/bin/sh\nexec sleep 30\n");
+  await Deno.writeTextFile(path, `#!/bin/sh\necho $$ > '${dir}/pid'\nexec sleep 30\n`);
   await Deno.chmod(path, 0o755);
   return { available: true, path, build: "ffmpeg version test", encoder: "libx264", encoderArgs: [] };
 }
@@ -42,17 +36,19 @@ Deno.test("a cancelled call's ffmpeg -version check is killed at once and reject
       () => undefined,
       (err) => err,
     );
-    for (let i = 0; i < 400 && (await sleepers()).length === 0; i++) {
+    let pid: number | undefined;
+    for (let i = 0; i < 400 && pid === undefined; i++) {
       await new Promise((r) => setTimeout(r, 25));
+      pid = await startedPid(dir);
     }
-    assert((await sleepers()).length > 0, "the check's child runs");
+    assert(pid !== undefined && await alive(pid), "the check's child runs");
     const abortedAt = performance.now();
     controller.abort(why);
     const err = await checking;
     const settledMs = performance.now() - abortedAt;
     assert(err === why, `rejected with the call's reason, not encoder_unavailable: ${err}`);
     assert(settledMs < 1_000, `settled ${Math.round(settledMs)} ms after the abort`);
-    assertEquals(await sleepers(), [], "the child has exited");
+    assertEquals(await alive(pid), false, "the child has exited");
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
@@ -68,16 +64,24 @@ Deno.test("a check for an already cancelled call spawns nothing", async () => {
       (e) => e,
     );
     assert(err === why, `rejected with the call's reason: ${err}`);
-    assertEquals(await sleepers(), [], "nothing was started");
+    assertEquals(await startedPid(dir), undefined, "nothing was started");
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
 });
 
 Deno.test("runBounded without a signal still kills a child at its own timeout", async () => {
-  const started = performance.now();
-  const run = await runBounded("sleep", ["30"], { timeoutMs: 100 });
-  assert(run.timedOut, "timed out");
-  assert(performance.now() - started < 5_000, "killed, not waited out");
-  assertEquals(await sleepers(), [], "the child has exited");
+  const dir = await Deno.makeTempDir({ prefix: "krometrail-ffmpeg-check-" });
+  try {
+    const q = await hangingFfmpeg(dir);
+    const started = performance.now();
+    const run = await runBounded(q.path, ["-version"], { timeoutMs: 300 });
+    assert(run.timedOut, "timed out");
+    assert(performance.now() - started < 5_000, "killed, not waited out");
+    const pid = await startedPid(dir);
+    assert(pid !== undefined, "it had started");
+    assertEquals(await alive(pid), false, "the child has exited");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });
