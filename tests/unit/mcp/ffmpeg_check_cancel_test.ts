@@ -23,11 +23,20 @@ async function hangingFfmpeg(dir: string): Promise<QualifiedFfmpeg> {
   return { available: true, path, build: "ffmpeg version test", encoder: "libx264", encoderArgs: [] };
 }
 
-const reason = () => new ToolError({ code: "call_cancelled", message: "cancelled", retry: "safe" });
-
-Deno.test("a cancelled call's ffmpeg -version check is killed at once and rejects with the call's reason", async () => {
+/** Runs `test` in a fresh temporary directory, removed afterwards. */
+async function inTempDir(test: (dir: string) => Promise<void>): Promise<void> {
   const dir = await Deno.makeTempDir({ prefix: "krometrail-ffmpeg-check-" });
   try {
+    await test(dir);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+const reason = () => new ToolError({ code: "call_cancelled", message: "cancelled", retry: "safe" });
+
+Deno.test("a cancelled call's ffmpeg -version check is killed at once and rejects with the call's reason", () =>
+  inTempDir(async (dir) => {
     const q = await hangingFfmpeg(dir);
     const controller = new AbortController();
     const why = reason();
@@ -49,14 +58,10 @@ Deno.test("a cancelled call's ffmpeg -version check is killed at once and reject
     assert(err === why, `rejected with the call's reason, not encoder_unavailable: ${err}`);
     assert(settledMs < 1_000, `settled ${Math.round(settledMs)} ms after the abort`);
     assertEquals(await alive(pid), false, "the child has exited");
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+  }));
 
-Deno.test("a check for an already cancelled call spawns nothing", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "krometrail-ffmpeg-check-" });
-  try {
+Deno.test("a check for an already cancelled call spawns nothing", () =>
+  inTempDir(async (dir) => {
     const q = await hangingFfmpeg(dir);
     const why = reason();
     const err = await ensureFfmpegAvailable(q, 10_000, AbortSignal.abort(why)).then(
@@ -65,14 +70,10 @@ Deno.test("a check for an already cancelled call spawns nothing", async () => {
     );
     assert(err === why, `rejected with the call's reason: ${err}`);
     assertEquals(await startedPid(dir), undefined, "nothing was started");
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+  }));
 
-Deno.test("runBounded without a signal still kills a child at its own timeout", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "krometrail-ffmpeg-check-" });
-  try {
+Deno.test("runBounded without a signal still kills a child at its own timeout", () =>
+  inTempDir(async (dir) => {
     const q = await hangingFfmpeg(dir);
     const started = performance.now();
     const run = await runBounded(q.path, ["-version"], { timeoutMs: 300 });
@@ -81,7 +82,4 @@ Deno.test("runBounded without a signal still kills a child at its own timeout", 
     const pid = await startedPid(dir);
     assert(pid !== undefined, "it had started");
     assertEquals(await alive(pid), false, "the child has exited");
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+  }));
