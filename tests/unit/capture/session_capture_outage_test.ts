@@ -19,6 +19,7 @@ class FakePage {
   sent: string[] = [];
   /** What Chrome answers a screencast start with, when it refuses. */
   refuseStart?: string;
+  crash?: { at_ms: number; status: string; error_code: number };
   constructor(readonly id: string, readonly targetId: string, readonly url = "http://127.0.0.1/a") {}
   send(method: string): Promise<unknown> {
     this.sent.push(method);
@@ -401,6 +402,60 @@ Deno.test("capture crash: a screencast that cannot start again ends the crash ga
   assertEquals(recorder.of("gap_end").map((g) => [g.kind, g.end_ns]), [["crashed", 3e8]]);
   const kinds = recorder.of("gap").map((g) => [g.row.kind, g.row.start_ns]);
   assertEquals(kinds, [["crashed", 1e8], ["stream_error", 3e8]]);
+});
+
+Deno.test("capture crash: a page re-adopted still crashed gets its crash gap again from the resume; no screencast until it recovers", async () => {
+  const p1 = new FakePage("p1", "T1");
+  const { session, recorder, capture } = setup(p1);
+  session.frame(p1);
+  session.clockMs = 200;
+  session.crash(p1);
+  session.clockMs = 500;
+  session.lose();
+  // The same target re-adopted: the registry carried its crash (Chrome's renderer is still gone).
+  const again = new FakePage("p1", "T1");
+  again.crash = { at_ms: 200, status: "crashed", error_code: 7 };
+  session.clockMs = 900;
+  session.add(again, "readopted");
+  await settle();
+  assertEquals(again.sent.filter((m) => m === "Page.startScreencast").length, 0, "nothing renders yet");
+  session.clockMs = 950;
+  session.reconnected({ lost_at_ms: 500, attempts: 1, readopted: ["p1"], closed: [], added: [] });
+  const gaps = recorder.of("gap").map((g) => [g.row.kind, g.row.start_ns]);
+  assertEquals(gaps, [["crashed", 2e8], ["disconnected", 5e8], ["crashed", 9e8]]);
+  const ends = recorder.of("gap_end").map((g) => [g.kind, g.end_ns]);
+  assertEquals(ends, [["crashed", 5e8], ["disconnected", 9e8]]);
+  assertEquals(capture.status().streams.map((s) => s.interrupted), ["crashed"]);
+  // A reload: the screencast starts, and the first frame ends the reopened gap.
+  again.crash = undefined;
+  session.clockMs = 1_200;
+  session.recover(again);
+  await settle();
+  assertEquals(again.sent.filter((m) => m === "Page.startScreencast").length, 1);
+  session.clockMs = 1_300;
+  session.frame(again);
+  assertEquals(recorder.of("gap_end").filter((g) => g.kind === "crashed").map((g) => g.end_ns), [5e8, 1.3e9]);
+  assertEquals(capture.status().streams.map((s) => s.interrupted), [undefined]);
+  await capture.stop();
+});
+
+Deno.test("capture crash: a page re-adopted crashed that recovered before the resume completes starts its screencast then", async () => {
+  const p1 = new FakePage("p1", "T1");
+  const { session, recorder, capture } = setup(p1);
+  session.crash(p1);
+  session.clockMs = 500;
+  session.lose();
+  const again = new FakePage("p1", "T1");
+  again.crash = { at_ms: 0, status: "crashed", error_code: 7 };
+  session.add(again, "readopted");
+  again.crash = undefined; // its document committed before the reconnection completed
+  session.clockMs = 900;
+  session.reconnected({ lost_at_ms: 500, attempts: 1, readopted: ["p1"], closed: [], added: [] });
+  await settle();
+  assertEquals(again.sent.filter((m) => m === "Page.startScreencast").length, 1);
+  assertEquals(recorder.of("gap").map((g) => g.row.kind), ["crashed", "disconnected"]);
+  assertEquals(capture.status().streams.map((s) => s.interrupted), [undefined]);
+  await capture.stop();
 });
 
 Deno.test("capture: a browser that went away without a reconnection is one connection event before the flush; a stop is none", async () => {
