@@ -200,8 +200,14 @@ Deno.test({
       const shift = (await events(server, ["layout_shift"])).at(-1) as Event & { session_time_ms: number };
       assert(shift, "the banner's shift is on the timeline");
 
+      // The range opens 600 ms before the shift, but after the emulation change: a reload that paints within
+      // 600 ms (a quiet machine) would otherwise put the change inside the range, which then reports the
+      // change rather than the emulation it ran under.
+      const changed = (await events(server, ["emulation"])).at(-1) as Event & { session_time_ms: number };
+      assert(changed, "the emulation change is on the timeline");
+      const start = Math.max(shift.session_time_ms - 600, changed.session_time_ms + 1);
       const bundle = await server.call("temporal_debug_bundle", {
-        range: { start_ms: shift.session_time_ms - 600, end_ms: shift.session_time_ms + 900 },
+        range: { start_ms: start, end_ms: shift.session_time_ms + 900 },
       });
       const text = textOf(bundle);
       assert(!bundle.isError, text);
@@ -213,7 +219,7 @@ Deno.test({
       // Ranked first among the events nearest the change, and a storyboard tile marks its moment.
       const [view] = structured(bundle).bundles as Array<{ events: Array<{ kind: string }> }>;
       assertEquals(view.events[0]?.kind, "layout_shift", JSON.stringify(view.events));
-      const shiftOffset = 600; // the range opens 600 ms before the shift
+      const shiftOffset = shift.session_time_ms - start; // the range opens up to 600 ms before the shift
       const board = text.split("\n").find((l) => l.startsWith("Storyboard ")) ?? "";
       const marked = board.split("; ").filter((t) => t.includes("at marker")).map((t) =>
         Number((/([+-][\d,.]+) ms/.exec(t)?.[1] ?? "NaN").replaceAll(",", ""))
