@@ -210,7 +210,10 @@ export class NetworkLog {
 
   sentExtra(page: PageTarget, p: Protocol.Network.RequestWillBeSentExtraInfoEvent): void {
     const e = this.#entries.get(this.#key(page.id, p.requestId));
-    if (e && !e.response) e.sent_headers = p.headers as Headers;
+    // Chrome does not order ExtraInfo: it can come after the response (seen under load), so the entry takes
+    // it whenever it has none yet. One that already has its own belongs to the next redirect hop, whose
+    // requestWillBeSent has not come.
+    if (e && !e.sent_headers) e.sent_headers = p.headers as Headers;
     else this.#earlyFor(p.requestId).sent = p.headers as Headers;
   }
 

@@ -87,6 +87,33 @@ Deno.test("network log: one request's life, ExtraInfo headers in either order", 
   assertEquals(e.response?.status, 200);
 });
 
+Deno.test("network log: request ExtraInfo after the response is kept; a redirect hop's goes to that hop", () => {
+  const log = new NetworkLog();
+  log.willBeSent(p1, sent("late"));
+  log.response(p1, response("late"));
+  log.sentExtra(p1, {
+    requestId: "late",
+    headers: { Cookie: "sid=2" },
+  } as unknown as Protocol.Network.RequestWillBeSentExtraInfoEvent);
+  assertEquals(log.lookup("late").found?.sent_headers, { Cookie: "sid=2" });
+
+  log.willBeSent(p1, sent("hop", "http://127.0.0.1/old"));
+  log.sentExtra(p1, {
+    requestId: "hop",
+    headers: { ":path": "/old" },
+  } as unknown as Protocol.Network.RequestWillBeSentExtraInfoEvent);
+  // The next hop's ExtraInfo comes before its requestWillBeSent.
+  log.sentExtra(p1, {
+    requestId: "hop",
+    headers: { ":path": "/new" },
+  } as unknown as Protocol.Network.RequestWillBeSentExtraInfoEvent);
+  log.willBeSent(
+    p1,
+    sent("hop", "http://127.0.0.1/new", { redirectResponse: response("hop", 302).response, timestamp: 11 }),
+  );
+  assertEquals(log.lookup("hop").found?.sent_headers, { ":path": "/new" });
+});
+
 Deno.test("network log: failures, redirects and page scoping", () => {
   const log = new NetworkLog();
   log.willBeSent(p1, sent("r2", "http://127.0.0.1/old"));
