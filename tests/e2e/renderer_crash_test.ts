@@ -185,6 +185,12 @@ async function attachedCrash(server: ServerHandle, site: StaticServer): Promise<
     const atCrash = await frames(server, doomed);
     const otherAtCrash = await frames(server, other);
     assert(!otherAtCrash.gaps.some((g) => g.kind === "crashed"), `no crash gap on ${other}`);
+    // The other page keeps recording after the crash (checked before select_page brings the crashed page
+    // forward: a page sent to the background pauses its screencast, a visibility gap, not a crash).
+    await until(`${other} frames after the crash`, async () => {
+      const f = await frames(server, other);
+      return f.total > otherAtCrash.total + 2 && f.lastMs > gap.start_ns / 1e6 ? true : undefined;
+    });
 
     // list_pages and select_page still work on it, and say it crashed.
     const listed = await server.call("list_pages", {});
@@ -196,12 +202,6 @@ async function attachedCrash(server: ServerHandle, site: StaticServer): Promise<
     const selected = await server.call("select_page", { page_id: doomed });
     assert(!selected.isError, textOf(selected));
     sizes["select_page (crashed)"] = chars(selected);
-
-    // The other page keeps recording after the crash.
-    await until(`${other} frames after the crash`, async () => {
-      const f = await frames(server, other);
-      return f.total > otherAtCrash.total + 2 && f.lastMs > gap.start_ns / 1e6 ? true : undefined;
-    });
 
     // reload_page (the selected page: no page_id) gives the page a new renderer; frames resume on it.
     const reloaded = await server.call("reload_page", {});
