@@ -22,12 +22,14 @@ import { HumanQuestions } from "./src/viewer/questions.ts";
 import { startViewer } from "./src/viewer/server.ts";
 import { CallAdmission } from "./src/mcp/admission.ts";
 import { drain } from "./src/mcp/shutdown_drain.ts";
+import { configurePhaseTimings } from "./src/phase_timing.ts";
 
 export const VERSION: string = denoJson.version;
 
 async function createApp(): Promise<AppContext> {
   const config = loadConfig();
   await setupLogging(config.logLevel);
+  configurePhaseTimings(config.phaseTimingsFile);
   // Bounded (5 s); a missing or unqualified ffmpeg only removes the temporal-video tools. Its test encode
   // runs while the store and the ingest worker open (measured 0.9-1.5 s of every start under load).
   const qualifying = qualifyFfmpeg();

@@ -21,6 +21,8 @@ export interface Config {
   readonly uploadRoot?: string;
   /** KROMETRAIL_RECONNECT_WINDOW_MS: how long an attached session retries its endpoint after a disconnect. */
   readonly reconnectWindowMs: number;
+  /** KROMETRAIL_PHASE_TIMINGS: a JSONL file that gets each tool call's phase timings (benchmarks only). */
+  readonly phaseTimingsFile?: string;
 }
 
 const DEFAULT_BUDGET = 10_000_000_000;
@@ -115,5 +117,6 @@ function readConfig(env: (k: string) => string | undefined): Config {
       MIN_RECONNECT_WINDOW_MS,
       MAX_RECONNECT_WINDOW_MS,
     ),
+    phaseTimingsFile: env("KROMETRAIL_PHASE_TIMINGS") || undefined,
   });
 }

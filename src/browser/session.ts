@@ -1,4 +1,5 @@
 import { ActiveInteractions } from "./active_interaction.ts";
+import { phase } from "../phase_timing.ts";
 import type { CdpConnection, CommandParams, CommandResult, Commands, EventParams, Events } from "./cdp.ts";
 import { pageClosed, type PageTarget, type TargetOverride } from "./targets.ts";
 import { DownloadTracker } from "./downloads.ts";
@@ -403,10 +404,10 @@ export class BrowserSession {
     waitUntil: "load" | "none",
     timeoutMs: number,
   ): Promise<{ loaded: boolean }> {
-    const result = await page.send("Page.navigate", { url }, timeoutMs);
+    const result = await phase("page_navigate", () => page.send("Page.navigate", { url }, timeoutMs));
     if (result.errorText) throw navigationFailed(page.id, result.errorText);
     if (waitUntil === "none" || !result.loaderId) return { loaded: waitUntil === "none" ? false : true };
-    return { loaded: await page.waitForLoad(result.loaderId, timeoutMs) };
+    return { loaded: await phase("wait_for_load", () => page.waitForLoad(result.loaderId, timeoutMs)) };
   }
 
   /** Stops a launched browser or detaches from an attached one; idempotent. */

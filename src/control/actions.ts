@@ -1,3 +1,4 @@
+import { phase } from "../phase_timing.ts";
 import {
   dispatchChord,
   dispatchClick,
@@ -25,9 +26,9 @@ export interface ClickOptions {
 export async function click(env: ActionEnv, spec: TargetSpec, opts: ClickOptions, pageId?: string) {
   const startedMs = env.session.now();
   const page = usablePage(pageForTarget(env.session, spec, pageId));
-  await env.session.ensureVisible(page);
-  const target = await resolveTarget(env.session, spec, page.id);
-  const point = await pointOf(page, target, "click");
+  await phase("ensure_visible", () => env.session.ensureVisible(page));
+  const target = await phase("resolve_target", () => resolveTarget(env.session, spec, page.id));
+  const point = await phase("point_of", () => pointOf(page, target, "click"));
   // What the pointer lands on: always named for x/y; for a disabled element, to say nothing changed.
   const hit = target.kind === "point" || point.disabled
     ? await inspectPoint(page, point.x, point.y)
@@ -53,7 +54,7 @@ export async function click(env: ActionEnv, spec: TargetSpec, opts: ClickOptions
   );
   observation.structured.target = target.kind === "element" ? { ref: target.ref, via: target.via } : point;
   if (hit) await reportHit(page, observation, hit);
-  await noteHttpStatus(page, observation);
+  await phase("http_status", () => noteHttpStatus(page, observation));
   return observation;
 }
 
@@ -188,7 +189,7 @@ async function resolveFillTarget(
 export async function fill(env: ActionEnv, spec: TargetSpec, value: string, pageId?: string) {
   const startedMs = env.session.now();
   const page = usablePage(pageForTarget(env.session, spec, pageId));
-  const target = await resolveFillTarget(env, spec, page);
+  const target = await phase("resolve_target", () => resolveFillTarget(env, spec, page));
   if (target.kind !== "element") {
     throw new ToolError({
       code: "invalid_target",
@@ -197,7 +198,7 @@ export async function fill(env: ActionEnv, spec: TargetSpec, value: string, page
       recovery: 'Pass the field\'s ref from snapshot_page, or a locator like {"label": "Email"}.',
     });
   }
-  const field = await fieldKind(page, target.objectId);
+  const field = await phase("field_kind", () => fieldKind(page, target.objectId));
   if (FILL_ADVICE[field.kind] || field.disabled || field.readonly) {
     throw await notEditable(page, target, field);
   }

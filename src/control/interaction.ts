@@ -1,4 +1,5 @@
 import type { BrowserSession } from "../browser/session.ts";
+import { phase } from "../phase_timing.ts";
 import type { PageTarget } from "../browser/targets.ts";
 import { asToolError, ToolError } from "../errors.ts";
 import type { Detail } from "../snapshot/present.ts";
@@ -122,7 +123,7 @@ async function dispatchAndObserve(
 ): Promise<Observation> {
   try {
     ctx.requests.arm();
-    await dispatch();
+    await phase("dispatch", dispatch);
     ctx.record.dispatched_ms = env.session.now();
   } catch (err) {
     // Dispatch itself failed: no observation; the error carries the interaction anchor.
@@ -132,12 +133,13 @@ async function dispatchAndObserve(
     env.persist?.(interactionRow(storable(ctx.record)));
     throw anchoredFailure(failure, page.id, ctx.record.interaction_id);
   }
-  const observation = await observe(ctx, {
-    store: env.store,
-    detail: env.detail,
-    inlineImage: env.inlineImage,
-    frames: env.frames,
-  });
+  const observation = await phase("observe", () =>
+    observe(ctx, {
+      store: env.store,
+      detail: env.detail,
+      inlineImage: env.inlineImage,
+      frames: env.frames,
+    }));
   env.persist?.(interactionRow(storable(ctx.record)));
   // Not awaited: a dialog the action opened blocks the renderer until it is handled.
   releaseTargeting(page);

@@ -1,4 +1,5 @@
 import type { PageTarget } from "../browser/targets.ts";
+import { phase } from "../phase_timing.ts";
 import { ToolError } from "../errors.ts";
 import { type ActionEnv, interact, usablePage } from "./interaction.ts";
 import { addLine, type Observation } from "./observation.ts";
@@ -111,7 +112,7 @@ export async function navigation(
       if (!loaded) throw navigationTimeout(page, opts.timeoutMs);
     }
   });
-  await noteHttpStatus(page, observation);
+  await phase("http_status", () => noteHttpStatus(page, observation));
   // Every stored path is hashed, so a URL with nothing else to drop says nothing (a lean response);
   // the parts that usually carry credentials earn the field and a line.
   const notable = stored?.redacted.filter((p) => p !== "path").map((p) => PART_WORDS[p] ?? p) ?? [];

@@ -1,4 +1,5 @@
 import type { BrowserSession } from "../browser/session.ts";
+import { phase } from "../phase_timing.ts";
 import type { PageTarget } from "../browser/targets.ts";
 import type { InstanceStore } from "../store/instance.ts";
 import { observeSnapshot } from "../snapshot/acquire.ts";
@@ -170,7 +171,7 @@ export async function observe(ctx: ActionContext, opts: ObserveOptions): Promise
   };
   let hidden = false;
   if (!page.closed && !page.dialog) {
-    let met = await rendezvous(page, takeShot);
+    let met = await phase("rendezvous", () => rendezvous(page, takeShot));
     if (met === "hidden") {
       // A background page paints nothing: bring it forward, or under preserve say so.
       hidden = await session.ensureVisible(page).then(() => false, () => true);
@@ -179,9 +180,9 @@ export async function observe(ctx: ActionContext, opts: ObserveOptions): Promise
     // A navigation the action started: settle it, then meet the compositor again on the new document.
     if (!hidden && page.loading) {
       shotTaken = snapTaken = undefined;
-      const idle = await page.waitForIdle(NAVIGATION_SETTLE_MS);
+      const idle = await phase("wait_for_idle", () => page.waitForIdle(NAVIGATION_SETTLE_MS));
       if (!idle) warnings.push("navigation_still_loading");
-      if (!page.dialog) met = await rendezvous(page, takeShot);
+      if (!page.dialog) met = await phase("rendezvous_after_load", () => rendezvous(page, takeShot));
     }
     rendezvousObserved = met === "observed";
   }
@@ -201,8 +202,8 @@ export async function observe(ctx: ActionContext, opts: ObserveOptions): Promise
     const snapped = snapTaken ?? observeSnapshot(session, page, opts.detail === "concise");
     const capWallMs = wallMs() - session.now() + (record.dispatched_ms ?? record.started_ms) + SETTLE_CAP_MS;
     const [shotResult, snapResult, settleResult] = await Promise.allSettled([
-      shotPromise,
-      snapped,
+      phase("post_action_image", () => shotPromise),
+      phase("observe_snapshot", () => snapped),
       shotPromise.then((shot) =>
         settledAfter(shot, opts.frames, page.id, {
           observed: snapped.catch(() => {}),
@@ -216,16 +217,17 @@ export async function observe(ctx: ActionContext, opts: ObserveOptions): Promise
     if (shotResult.status === "fulfilled") {
       const shot = shotResult.value;
       // The action already happened: a budget refusal of its picture is a warning, never the result.
-      const saved = await opts.store.writeEvidence(
-        "screenshots",
-        shot.mimeType === "image/png" ? "png" : "jpg",
-        shot.bytes,
-      ).catch((err: unknown) => {
-        warnings.push(
-          `screenshot_not_stored: ${err instanceof Error ? err.message.slice(0, 200) : String(err)}`,
-        );
-        return undefined;
-      });
+      const saved = await phase("write_evidence", () =>
+        opts.store.writeEvidence(
+          "screenshots",
+          shot.mimeType === "image/png" ? "png" : "jpg",
+          shot.bytes,
+        )).catch((err: unknown) => {
+          warnings.push(
+            `screenshot_not_stored: ${err instanceof Error ? err.message.slice(0, 200) : String(err)}`,
+          );
+          return undefined;
+        });
       if (saved) {
         screenshot = {
           uri: saved.uri,

@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import { markPhase, phase } from "../phase_timing.ts";
 import type { ClientCapabilities, InputRequiredResult, ServerContext } from "@modelcontextprotocol/server";
 import { asToolError, ToolError } from "../errors.ts";
 import type { BrowserSession } from "../browser/session.ts";
@@ -213,15 +214,20 @@ export function defineTool<S extends z.ZodObject>(def: ToolDefinition<S>): Tool 
         began: interactionsSince(session),
         ...(c?.state === "reconnecting" ? { outageSince: c.since } : {}),
       };
-      const out = await withDeadline(def.name, args, app, pageScoped, async () => {
-        try {
-          return await def.handler(parsed.data, app, call);
-        } catch (err) {
-          return errorOutput(duringOutage(asToolError(err), app, outage));
-        }
-      }, { cancel: call?.signal, readOnly });
+      const out = await phase("handler", () =>
+        withDeadline(def.name, args, app, pageScoped, async () => {
+          try {
+            return await def.handler(parsed.data, app, call);
+          } catch (err) {
+            return errorOutput(duringOutage(asToolError(err), app, outage));
+          }
+        }, { cancel: call?.signal, readOnly }));
       if (out instanceof ToolError) return errorOutput(out);
-      if (!out.isError) checkOutput(def.name, def.output, out.structured);
+      if (!out.isError) {
+        const t = performance.now();
+        checkOutput(def.name, def.output, out.structured);
+        markPhase("check_output", t);
+      }
       return (app.recorder?.graceOverrides ?? 0) > overridesBefore ? withGraceWarning(out, app) : out;
     },
   };

@@ -24,6 +24,7 @@ import {
   type ToolDescriptor,
 } from "./registry.ts";
 import { CONVENTIONS } from "./schemas.ts";
+import { phase, timedCall } from "../phase_timing.ts";
 import { toCallToolResult } from "./response.ts";
 import type { Tool, ToolCall } from "./define_tool.ts";
 import { encodeBase64 } from "./base64.ts";
@@ -166,8 +167,12 @@ async function callTool(
       return placeholder;
     },
   };
-  const out = await tool.run(args, app, call);
-  return input && !out.isError ? input : toCallToolResult(out);
+  return await timedCall(tool.name, async () => {
+    const out = await tool.run(args, app, call);
+    return input && !out.isError
+      ? input
+      : await phase("to_call_tool_result", async () => toCallToolResult(out));
+  });
 }
 
 function buildServer(app: AppContext, paged: PagedCatalogue, era: Era): McpServer {

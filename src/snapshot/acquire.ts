@@ -1,4 +1,5 @@
 import type { BrowserSession } from "../browser/session.ts";
+import { markPhase, phase } from "../phase_timing.ts";
 import type { PageTarget } from "../browser/targets.ts";
 import { describeAxNode, flattenAxTree, type SnapNode } from "./ax_tree.ts";
 import { encodeRef } from "./refs.ts";
@@ -9,6 +10,11 @@ interface PageSnapshotState {
   last?: Snapshot;
   /** Probe reading the `last` snapshot agrees with. */
   lastProbe?: Probe;
+  /**
+   * The DOM change count when `last`'s tree was last read whole. A patch keeps it: it brings the targets'
+   * own changes in, so with no DOM change since that read, the patched snapshot is the current tree.
+   */
+  readAt?: { world: string; count: number; generation: number };
   generationCounter: number;
 }
 
@@ -98,10 +104,37 @@ export async function acquireSnapshot(
   knownProbe?: Probe,
 ): Promise<AcquiredSnapshot> {
   // The reading is taken before the tree, so a change in between only costs an extra read later.
-  const probe = knownProbe ?? await probeTargets(page);
+  const probe = knownProbe ?? await phase("probe", () => probeTargets(page));
   const documentGeneration = page.generation;
-  const { nodes: raw } = await page.send("Accessibility.getFullAXTree", {});
-  return register(session, page, flattenAxTree(raw), documentGeneration, probe);
+  const { nodes: raw } = await phase("ax_tree", () => page.send("Accessibility.getFullAXTree", {}));
+  const t = performance.now();
+  const flat = flattenAxTree(raw);
+  const registered = register(session, page, flat, documentGeneration, probe);
+  const state = stateOf(page);
+  state.readAt = probe?.mutations ? { ...probe.mutations, generation: documentGeneration } : undefined;
+  markPhase("ax_flatten", t);
+  return registered;
+}
+
+/**
+ * The page's snapshot for an explicit request (snapshot_page, query_page): the last one when it provably
+ * still holds — same document and URL, no DOM change since its tree was read, and every target reading
+ * the same (values, focus, visibility are not DOM changes) — otherwise a fresh read.
+ */
+export async function currentSnapshot(session: BrowserSession, page: PageTarget): Promise<AcquiredSnapshot> {
+  const state = stateOf(page);
+  const probe = await phase("probe", () => probeTargets(page));
+  const { last, lastProbe, readAt } = state;
+  if (
+    probe?.mutations && last && lastProbe && readAt &&
+    last.document_generation === page.generation && readAt.generation === page.generation &&
+    last.url === page.url && probe.generation === page.generation &&
+    readAt.world === probe.mutations.world && readAt.count === probe.mutations.count &&
+    compareProbes(lastProbe, probe).kind === "same"
+  ) {
+    return { snapshot: last, unchanged: true };
+  }
+  return await acquireSnapshot(session, page, probe);
 }
 
 /** Re-reads only the changed targets' own AX nodes; undefined when that is not safe. */
@@ -143,14 +176,16 @@ export async function observeSnapshot(
   reuse: boolean,
 ): Promise<ObservedSnapshot> {
   const state = stateOf(page);
-  const probe = await probeTargets(page);
+  const probe = await phase("probe", () => probeTargets(page));
   const outcomes = probe?.outcomes ?? [];
   const last = state.last;
   if (reuse && probe && last && state.lastProbe && last.document_generation === page.generation) {
     const comparison = compareProbes(state.lastProbe, probe);
     if (comparison.kind === "same") return { snapshot: last, unchanged: true, outcomes, source: "reused" };
     if (comparison.kind === "changed") {
-      const patched = await patchSnapshot(page, last, comparison.ids).catch(() => undefined);
+      const patched = await phase("ax_patch", () => patchSnapshot(page, last, comparison.ids)).catch(() =>
+        undefined
+      );
       if (patched) {
         return {
           ...register(session, page, patched, last.document_generation, probe),

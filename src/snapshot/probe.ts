@@ -14,6 +14,17 @@ const PROBE = `(() => {
   g.__ids ??= new WeakMap();
   g.__byId ??= new Map();
   g.__next ??= 0;
+  // Every DOM change since this world was made, counted: zero new ones since a full read proves the
+  // tree it read (beyond the targets' own readings below) still stands.
+  g.__world ??= Math.random().toString(36).slice(2);
+  g.__mutations ??= 0;
+  g.__roots ??= new WeakSet();
+  const watch = { subtree: true, childList: true, attributes: true, characterData: true };
+  if (!g.__observer) {
+    g.__observer = new MutationObserver((records) => { g.__mutations += records.length; });
+    if (document.documentElement) { g.__observer.observe(document, watch); g.__roots.add(document); }
+  }
+  g.__mutations += g.__observer.takeRecords().length;
   const idOf = (el) => {
     let id = g.__ids.get(el);
     if (id === undefined) { id = ++g.__next; g.__ids.set(el, id); g.__byId.set(id, new WeakRef(el)); }
@@ -44,7 +55,13 @@ const PROBE = `(() => {
       const visible = el.checkVisibility ? el.checkVisibility() : true;
       targets.push([idOf(el), visible ? 1 : 0, hashOf(parts.join("\\u0001"))]);
     }
-    for (const host of root.querySelectorAll("*")) if (host.shadowRoot) visit(host.shadowRoot);
+    for (const host of root.querySelectorAll("*")) {
+      const shadow = host.shadowRoot;
+      if (!shadow) continue;
+      // A shadow root first seen now was not watched before: its content counts as changed.
+      if (!g.__roots.has(shadow)) { g.__roots.add(shadow); g.__observer.observe(shadow, watch); g.__mutations++; }
+      visit(shadow);
+    }
   };
   if (document.documentElement) visit(document);
   const outcomes = [];
@@ -59,7 +76,7 @@ const PROBE = `(() => {
     outcomes.push({ role: roleOf(el), text: text.length > 160 ? text.slice(0, 159) + "\\u2026" : text });
     if (outcomes.length >= 5) break;
   }
-  return { title: document.title, targets, outcomes };
+  return { title: document.title, targets, outcomes, world: g.__world, mutations: g.__mutations };
 })()`;
 
 const LOOKUP = `(ids) => ids.map((id) => globalThis.__byId?.get(id)?.deref() ?? null)`;
@@ -78,6 +95,8 @@ export interface Probe {
   targets: ProbeEntry[];
   /** Current alerts, dialogs and status messages: post-action state, not a claim of change. */
   outcomes: SemanticOutcome[];
+  /** The probe's world and the DOM changes it has counted there (see PROBE). */
+  mutations?: { world: string; count: number };
 }
 
 export type ProbeComparison =
@@ -129,9 +148,19 @@ export async function probeTargets(page: PageTarget): Promise<Probe | undefined>
         { expression: PROBE, contextId, returnByValue: true },
         2_000,
       );
-      const value = r.result.value as Omit<Probe, "generation"> | undefined;
+      const value = r.result.value as
+        | (Omit<Probe, "generation" | "mutations"> & { world?: string; mutations?: number })
+        | undefined;
       if (r.exceptionDetails || !Array.isArray(value?.targets)) return undefined;
-      return { generation, title: value.title, targets: value.targets, outcomes: value.outcomes ?? [] };
+      return {
+        generation,
+        title: value.title,
+        targets: value.targets,
+        outcomes: value.outcomes ?? [],
+        ...(typeof value.world === "string" && typeof value.mutations === "number"
+          ? { mutations: { world: value.world, count: value.mutations } }
+          : {}),
+      };
     } catch {
       // The context went away with a navigation; make a new world once.
       worlds.delete(page);

@@ -6,7 +6,7 @@
 import type { BrowserSession } from "../browser/session.ts";
 import type { PageTarget } from "../browser/targets.ts";
 import { limitExceeded, ToolError } from "../errors.ts";
-import { acquireSnapshot } from "./acquire.ts";
+import { currentSnapshot } from "./acquire.ts";
 import { flattenAxTree, type SnapNode } from "./ax_tree.ts";
 import type { Locator } from "./locator.ts";
 import {
@@ -271,7 +271,7 @@ export async function runQuery(session: BrowserSession, page: PageTarget, loc: L
   let nodes: SnapNode[];
   let snapshotGeneration: number | undefined;
   if (document.main) {
-    const { snapshot } = await acquireSnapshot(session, page);
+    const { snapshot } = await currentSnapshot(session, page);
     nodes = snapshot.nodes;
     snapshotGeneration = snapshot.snapshot_generation;
   } else {

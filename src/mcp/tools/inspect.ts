@@ -8,7 +8,7 @@ import { limitExceeded, ToolError } from "../../errors.ts";
 import { type Detail, listAssets, listFrames } from "../../browser/frames.ts";
 import type { BrowserSession } from "../../browser/session.ts";
 import type { PageTarget } from "../../browser/targets.ts";
-import { acquireSnapshot } from "../../snapshot/acquire.ts";
+import { currentSnapshot } from "../../snapshot/acquire.ts";
 import { presentSnapshot } from "../../snapshot/present.ts";
 import { defineTool } from "../define_tool.ts";
 import { OUTPUT_SCHEMAS } from "../output_schemas.ts";
@@ -32,7 +32,7 @@ export const inspectTools = [
       const s = app.browsers.require();
       const page = s.page(args.page_id);
       if (page.dialog) throw dialogOpen(page);
-      const { snapshot } = await acquireSnapshot(s, page);
+      const { snapshot } = await currentSnapshot(s, page);
       const presented = presentSnapshot(snapshot, args.detail ?? "concise");
       return output(presented.text, presented.structured);
     },
