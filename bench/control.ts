@@ -7,11 +7,11 @@
 import type { Client } from "@modelcontextprotocol/client";
 import { serveStatic } from "../src/demo/static_server.ts";
 import { startServer } from "../tests/e2e/harness.ts";
-import { CHROME_ARGS, CHROMIUM } from "./lib/chromium.ts";
+import { CHROMIUM } from "./lib/chromium.ts";
 import { installPeers } from "./lib/peers.ts";
 import {
   CALL_TIMEOUT_MS,
-  connectPeer,
+  connectDevtools,
   connectPlaywright,
   DEVTOOLS_BIN,
   PLAYWRIGHT_BIN,
@@ -174,15 +174,7 @@ async function startPlaywright(tmp: string): Promise<Session> {
 }
 
 async function startDevtools(tmp: string): Promise<Session> {
-  const { client, version } = await connectPeer("chrome-devtools-mcp", DEVTOOLS_BIN, [
-    "--executablePath",
-    CHROMIUM,
-    "--headless",
-    "--isolated",
-    ...CHROME_ARGS.map((a) => `--chromeArg=${a}`),
-    "--no-usage-statistics",
-    "--no-performance-crux",
-  ], tmp);
+  const { client, version } = await connectDevtools(tmp);
   let pageId: number;
   try {
     // Page-scoped tools require a pageId by default; the first page's is read once, untimed.

@@ -20,7 +20,16 @@ import { type AckFloor, measureAckFloor } from "./lib/ack_floor.ts";
 import { CHROMIUM } from "./lib/chromium.ts";
 import * as proc from "./lib/proc_sampling.ts";
 import { plotSoak } from "./lib/soak_plot.ts";
-import { MB, mbOf, type Sample, sampleTable, soakPanels, soakTargets } from "./lib/soak_report.ts";
+import { type Memory, memoryOf } from "./lib/proc_memory.ts";
+import {
+  MB,
+  mbOf,
+  rssSummary,
+  type Sample,
+  sampleTable,
+  soakPanels,
+  soakTargets,
+} from "./lib/soak_report.ts";
 import { dirSize, findInstanceRoot, retentionFigures } from "./lib/soak_status.ts";
 import {
   type AckFloorProbe,
@@ -30,7 +39,7 @@ import {
   browserWsUrlOf,
   floorOf,
 } from "./lib/soak_floor.ts";
-import { dec, int } from "./lib/table.ts";
+import { dec, int, mb } from "./lib/table.ts";
 import { sleep, withTimeout } from "./lib/wait.ts";
 
 const STEP_TIMEOUT_MS = 60_000;
@@ -103,6 +112,8 @@ const load0 = proc.loadAverage();
 const started = new Date();
 let server: ServerHandle | undefined;
 let tree = new Map<number, proc.Stat>();
+/** The server's RSS and its Chromium's PSS right after the window. */
+let endMemory: Memory | undefined;
 
 try {
   server = await withTimeout(
@@ -198,6 +209,7 @@ try {
     );
     if (performance.now() >= end - 500) break;
   }
+  endMemory = memoryOf(pid);
   beside = await probe?.stop();
   probe = undefined;
   tree = proc.descendants(pid);
@@ -268,6 +280,14 @@ console.log(
       ? "of its own, so the worker column is its V8 heap as status reports it)."
       : "of its own and status reports no worker heap, so the worker's share is not separable; its CPU is shown)."),
 );
+// One line for the server's memory over the run; the browser's PSS beside it (see lib/proc_memory.ts).
+const memoryReport = `${rssSummary(samples, minutes)}\nChromium right after the window: ${
+  endMemory
+    ? `PSS ${mb(endMemory.browserPssKb)} over ${endMemory.browserProcesses} processes (their RSS sum ` +
+      `${mb(endMemory.browserRssSumKb)} counts shared pages once per process)`
+    : "not measured"
+}`;
+console.log(`\n${memoryReport}`);
 // The recorder reports its last N acks; the floor beside it is taken over the same span of the run.
 const ours = final.ack_latency_ms as
   | { p50?: number; p99?: number; max?: number; samples?: number }
@@ -323,7 +343,7 @@ await Deno.writeFile(pngPath, plotSoak(soakPanels(samples, share), lastSample?.t
 const txtPath = pngPath.replace(/\.png$/, ".txt");
 await Deno.writeTextFile(
   txtPath,
-  `${table}\n\n${ackReport}\n\n${targets.join("\n")}\n\n${notes.join("\n")}\n`,
+  `${table}\n\n${memoryReport}\n\n${ackReport}\n\n${targets.join("\n")}\n\n${notes.join("\n")}\n`,
 );
 console.log(`\nPlot: ${pngPath}\nTable and targets: ${txtPath}`);
 

@@ -15,13 +15,20 @@ export const DEVTOOLS_BIN = join(
 );
 export const CALL_TIMEOUT_MS = 30_000;
 
+export interface PeerConnection {
+  client: Client;
+  version: string;
+  /** The Node server process's id (for its memory), or null when the transport does not know it. */
+  pid: number | null;
+}
+
 /** Spawns a peer's Node MCP server on stdio; its stderr is kept to explain a failed start. */
 export async function connectPeer(
   pkg: string,
   bin: string,
   args: string[],
   tmp: string,
-): Promise<{ client: Client; version: string }> {
+): Promise<PeerConnection> {
   let version: string;
   try {
     version =
@@ -48,14 +55,14 @@ export async function connectPeer(
     await transport.close().catch(() => {});
     throw new Error(`${err instanceof Error ? err.message : err}${stderr ? `\n${stderr.trim()}` : ""}`);
   }
-  return { client, version };
+  return { client, version, pid: transport.pid };
 }
 
 /** @playwright/mcp, headless and isolated, with the shared Chromium switches in its config file. */
 export async function connectPlaywright(
   tmp: string,
   extraArgs: string[] = [],
-): Promise<{ client: Client; version: string }> {
+): Promise<PeerConnection> {
   // Extra Chromium switches have no CLI flag; they go in a config file next to the CLI flags.
   const config = join(tmp, "playwright-mcp.json");
   await Deno.writeTextFile(
@@ -73,5 +80,18 @@ export async function connectPlaywright(
     "--output-dir",
     join(tmp, "playwright-out"),
     ...extraArgs,
+  ], tmp);
+}
+
+/** chrome-devtools-mcp, headless and isolated, with the shared Chromium switches and no telemetry. */
+export async function connectDevtools(tmp: string): Promise<PeerConnection> {
+  return await connectPeer("chrome-devtools-mcp", DEVTOOLS_BIN, [
+    "--executablePath",
+    CHROMIUM,
+    "--headless",
+    "--isolated",
+    ...CHROME_ARGS.map((a) => `--chromeArg=${a}`),
+    "--no-usage-statistics",
+    "--no-performance-crux",
   ], tmp);
 }

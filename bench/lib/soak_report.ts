@@ -153,6 +153,23 @@ function rssTarget(samples: Sample[], every: number): string {
     }% over ${after.length} samples`;
 }
 
+/**
+ * One line: the server's RSS at the last sample after `minutes`, beside the first sample's and the peak,
+ * e.g. "server RSS after 10 min: 171.2 MiB (start 150.3 MiB, peak 180.0 MiB at 420 s; 61 samples)".
+ */
+export function rssSummary(samples: Sample[], minutes: number): string {
+  const withRss = samples.filter((s) => s.rssKb !== undefined);
+  const first = withRss[0];
+  const last = withRss.at(-1);
+  if (!first || !last) return `server RSS after ${dec(minutes, 0)} min: not measured`;
+  const peak = withRss.reduce((a, s) => (s.rssKb ?? 0) > (a.rssKb ?? 0) ? s : a);
+  const mib = (s: Sample) => `${dec((s.rssKb ?? NaN) / 1024)} MiB`;
+  return `server RSS after ${dec(minutes, minutes % 1 ? 1 : 0)} min: ${mib(last)} (start ${mib(first)}, ` +
+    `peak ${mib(peak)} at ${dec(peak.t, 0)} s; last sample at ${
+      dec(last.t, 0)
+    } s, ${withRss.length} samples)`;
+}
+
 function ackTarget(
   final: Record<string, unknown>,
   samples: Sample[],
