@@ -1,4 +1,5 @@
 import { phase } from "../phase_timing.ts";
+import { SELECT_ALL } from "./fill_form_page.ts";
 import {
   dispatchChord,
   dispatchClick,
@@ -93,13 +94,22 @@ const FIELD_KIND = `function() {
   return { kind: "other", disabled, readonly };
 }`;
 
-const SELECT_ALL = `function() {
-  if (typeof this.select === "function") { this.select(); return; }
+/**
+ * Scrolled into view if needed, focused, its content selected: one round trip before the typing. Says
+ * whether focus landed (an inert or otherwise unfocusable field is left to DOM.focus to refuse).
+ */
+const PREPARE_TYPING = `function() {
+  if (typeof this.scrollIntoViewIfNeeded === "function") this.scrollIntoViewIfNeeded(true);
+  else this.scrollIntoView({ block: "center", inline: "center" });
+  this.focus({ preventScroll: true });
+  if (this.getRootNode().activeElement !== this) return false;
+  if (typeof this.select === "function") { this.select(); return true; }
   const range = document.createRange();
   range.selectNodeContents(this);
   const sel = getSelection();
   sel.removeAllRanges();
   sel.addRange(range);
+  return true;
 }`;
 
 const SET_NATIVE_VALUE = `function(value) {
@@ -218,8 +228,10 @@ export async function fill(env: ActionEnv, spec: TargetSpec, value: string, page
     "fill",
     params,
     async () => {
-      await page.send("DOM.scrollIntoViewIfNeeded", { backendNodeId: target.backendNodeId }).catch(() => {});
       if (field.kind === "native") {
+        await page.send("DOM.scrollIntoViewIfNeeded", { backendNodeId: target.backendNodeId }).catch(
+          () => {},
+        );
         // An input/change handler may open a dialog: sendInput returns when it opens.
         await page.sendInput("Runtime.callFunctionOn", {
           objectId: target.objectId,
@@ -229,11 +241,19 @@ export async function fill(env: ActionEnv, spec: TargetSpec, value: string, page
         if (checkValue && !page.dialog) readBack = await readValue();
         return;
       }
-      await page.send("DOM.focus", { backendNodeId: target.backendNodeId });
-      await page.send("Runtime.callFunctionOn", {
+      const prepared = await page.send("Runtime.callFunctionOn", {
         objectId: target.objectId,
-        functionDeclaration: SELECT_ALL,
+        functionDeclaration: PREPARE_TYPING,
+        returnByValue: true,
       });
+      // Not focusable after all: DOM.focus says why, as the tool always has.
+      if (prepared.result.value !== true) {
+        await page.send("DOM.focus", { backendNodeId: target.backendNodeId });
+        await page.send("Runtime.callFunctionOn", {
+          objectId: target.objectId,
+          functionDeclaration: SELECT_ALL,
+        });
+      }
       if (value.length === 0) await dispatchChord(page, parseChord("Delete"));
       else await page.sendInput("Input.insertText", { text: value });
       if (checkValue && !page.dialog) readBack = await readValue();

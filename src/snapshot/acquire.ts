@@ -4,7 +4,15 @@ import type { PageTarget } from "../browser/targets.ts";
 import { describeAxNode, flattenAxTree, type SnapNode } from "./ax_tree.ts";
 import { encodeRef } from "./refs.ts";
 import type { Snapshot } from "./present.ts";
-import { backendIdsOf, compareProbes, type Probe, probeTargets, type SemanticOutcome } from "./probe.ts";
+import {
+  backendIdsOf,
+  compareProbes,
+  type Probe,
+  probeTargets,
+  provesUnchanged,
+  type ReadMark,
+  type SemanticOutcome,
+} from "./probe.ts";
 
 interface PageSnapshotState {
   last?: Snapshot;
@@ -14,7 +22,9 @@ interface PageSnapshotState {
    * The DOM change count when `last`'s tree was last read whole. A patch keeps it: it brings the targets'
    * own changes in, so with no DOM change since that read, the patched snapshot is the current tree.
    */
-  readAt?: { world: string; count: number; generation: number };
+  readAt?: ReadMark;
+  /** Backend node ids of probed elements, by probe identity (stable within one probe world). */
+  backendIds: { world?: string; ids: Map<number, number> };
   generationCounter: number;
 }
 
@@ -28,7 +38,7 @@ export function lastSnapshot(page: PageTarget): Snapshot | undefined {
 function stateOf(page: PageTarget): PageSnapshotState {
   let s = states.get(page);
   if (!s) {
-    s = { generationCounter: 0 };
+    s = { generationCounter: 0, backendIds: { ids: new Map() } };
     states.set(page, s);
   }
   return s;
@@ -126,11 +136,8 @@ export async function currentSnapshot(session: BrowserSession, page: PageTarget)
   const probe = await phase("probe", () => probeTargets(page));
   const { last, lastProbe, readAt } = state;
   if (
-    probe?.mutations && last && lastProbe && readAt &&
-    last.document_generation === page.generation && readAt.generation === page.generation &&
-    last.url === page.url && probe.generation === page.generation &&
-    readAt.world === probe.mutations.world && readAt.count === probe.mutations.count &&
-    compareProbes(lastProbe, probe).kind === "same"
+    probe && last && last.document_generation === page.generation && last.url === page.url &&
+    provesUnchanged(readAt, lastProbe, probe)
   ) {
     return { snapshot: last, unchanged: true };
   }
@@ -142,28 +149,56 @@ async function patchSnapshot(
   page: PageTarget,
   last: Snapshot,
   ids: number[],
+  world: string | undefined,
 ): Promise<SnapNode[] | undefined> {
-  const backendIds = await backendIdsOf(page, ids);
+  const backendIds = await knownBackendIds(page, ids, world);
   if (backendIds.some((id) => id === undefined)) return undefined;
   const nodes = last.nodes.map((n) => ({ ...n }));
   const byBackend = new Map(
     nodes.filter((n) => n.backendNodeId !== undefined).map((n) => [n.backendNodeId, n]),
   );
-  for (const backendNodeId of backendIds as number[]) {
-    const existing = byBackend.get(backendNodeId);
-    if (!existing) return undefined;
-    const { nodes: partial } = await page.send("Accessibility.getPartialAXTree", {
-      backendNodeId,
-      fetchRelatives: false,
-    });
-    const own = partial.find((n) => n.backendDOMNodeId === backendNodeId);
-    if (!own || own.ignored) return undefined;
+  const existing = (backendIds as number[]).map((id) => byBackend.get(id));
+  if (existing.some((n) => n === undefined)) return undefined;
+  // One request per changed target, sent together: the renderer answers them in one pass.
+  const readings = await Promise.all(
+    (backendIds as number[]).map((backendNodeId) =>
+      page.send("Accessibility.getPartialAXTree", { backendNodeId, fetchRelatives: false })
+        .then(({ nodes: partial }) => partial.find((n) => n.backendDOMNodeId === backendNodeId))
+    ),
+  );
+  for (let i = 0; i < readings.length; i++) {
+    const own = readings[i];
+    const node = existing[i];
+    if (!own || own.ignored || !node) return undefined;
     // Optional fields may disappear (a cleared value), so drop them before applying the new reading.
-    delete existing.value;
-    delete existing.description;
-    Object.assign(existing, describeAxNode(own));
+    delete node.value;
+    delete node.description;
+    Object.assign(node, describeAxNode(own));
   }
   return nodes;
+}
+
+/**
+ * Backend ids of probed elements. A probe identity names one element for the life of its world, so an id
+ * once resolved is kept (a field filled again costs no lookup).
+ */
+async function knownBackendIds(
+  page: PageTarget,
+  ids: number[],
+  world: string | undefined,
+): Promise<Array<number | undefined>> {
+  if (world === undefined) return await backendIdsOf(page, ids);
+  const state = stateOf(page);
+  // A new world (a new document) starts its identities again.
+  if (state.backendIds.world !== world) state.backendIds = { world, ids: new Map() };
+  const known = state.backendIds.ids;
+  const missing = ids.filter((id) => !known.has(id));
+  const found = missing.length > 0 ? await backendIdsOf(page, missing) : [];
+  missing.forEach((id, i) => {
+    const backend = found[i];
+    if (backend !== undefined) known.set(id, backend);
+  });
+  return ids.map((id) => known.get(id));
 }
 
 /**
@@ -183,9 +218,10 @@ export async function observeSnapshot(
     const comparison = compareProbes(state.lastProbe, probe);
     if (comparison.kind === "same") return { snapshot: last, unchanged: true, outcomes, source: "reused" };
     if (comparison.kind === "changed") {
-      const patched = await phase("ax_patch", () => patchSnapshot(page, last, comparison.ids)).catch(() =>
-        undefined
-      );
+      const patched = await phase(
+        "ax_patch",
+        () => patchSnapshot(page, last, comparison.ids, probe.mutations?.world),
+      ).catch(() => undefined);
       if (patched) {
         return {
           ...register(session, page, patched, last.document_generation, probe),

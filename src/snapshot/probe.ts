@@ -122,6 +122,30 @@ export function compareProbes(before: Probe, after: Probe): ProbeComparison {
   return ids.length <= PATCH_LIMIT ? { kind: "changed", ids } : { kind: "restructured" };
 }
 
+/** The DOM change count a snapshot's tree was read at (the probe taken just before that read). */
+export interface ReadMark {
+  world: string;
+  count: number;
+  generation: number;
+}
+
+/**
+ * Pure: whether a snapshot read at `readAt` (and agreeing with `lastProbe` on every target) is provably
+ * the page's tree now. The document must be the same, the probe's world must have counted no DOM change
+ * since the read (attributes, text, children, in the document and every open shadow root), and every
+ * target must read the same: values, checkedness, focus and visibility change without a DOM mutation.
+ */
+export function provesUnchanged(
+  readAt: ReadMark | undefined,
+  lastProbe: Probe | undefined,
+  now: Probe,
+): boolean {
+  if (!readAt || !lastProbe || !now.mutations) return false;
+  return readAt.generation === now.generation && lastProbe.generation === now.generation &&
+    readAt.world === now.mutations.world && readAt.count === now.mutations.count &&
+    compareProbes(lastProbe, now).kind === "same";
+}
+
 const worlds = new WeakMap<PageTarget, { loaderId?: string; contextId: number }>();
 
 async function isolatedContext(page: PageTarget): Promise<number | undefined> {

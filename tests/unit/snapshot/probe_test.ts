@@ -1,5 +1,11 @@
 import { assertEquals } from "../../assert.ts";
-import { compareProbes, PATCH_LIMIT, type Probe, type ProbeEntry } from "../../../src/snapshot/probe.ts";
+import {
+  compareProbes,
+  PATCH_LIMIT,
+  type Probe,
+  type ProbeEntry,
+  provesUnchanged,
+} from "../../../src/snapshot/probe.ts";
 
 function probe(targets: ProbeEntry[], extra: Partial<Probe> = {}): Probe {
   return { generation: 1, title: "T", targets, outcomes: [], ...extra };
@@ -40,4 +46,33 @@ Deno.test("too many changed targets fall back to a full read", () => {
   const changed: ProbeEntry[] = many.map(([id, v]) => [id, v, "b"]);
   assertEquals(compareProbes(probe(many), probe(changed)).kind, "restructured");
   assertEquals(compareProbes(probe(many.slice(1)), probe(changed.slice(1))).kind, "changed");
+});
+
+Deno.test("a snapshot is provably current only with no DOM change since its read and every target the same", () => {
+  const counted = (count: number, extra: Partial<Probe> = {}) =>
+    probe([[1, 1, "x"], [2, 1, "y"]], { mutations: { world: "w", count }, ...extra });
+  const readAt = { world: "w", count: 4, generation: 1 };
+  assertEquals(provesUnchanged(readAt, counted(4), counted(4)), true);
+  // A DOM change anywhere (a status text, a non-target subtree) since the read.
+  assertEquals(provesUnchanged(readAt, counted(4), counted(5)), false);
+  // A target's value or focus changed without any DOM mutation.
+  assertEquals(
+    provesUnchanged(
+      readAt,
+      counted(4),
+      probe([[1, 1, "x"], [2, 1, "Y"]], { mutations: { world: "w", count: 4 } }),
+    ),
+    false,
+  );
+  // Another world (the probe's context was made again) counts from zero: nothing can be proved.
+  assertEquals(
+    provesUnchanged(readAt, counted(4), counted(4, { mutations: { world: "v", count: 4 } })),
+    false,
+  );
+  // Another document.
+  assertEquals(provesUnchanged(readAt, counted(4), counted(4, { generation: 2 })), false);
+  // No count (an older probe), no read mark, or no probe agreeing with the snapshot.
+  assertEquals(provesUnchanged(readAt, counted(4), probe([[1, 1, "x"], [2, 1, "y"]])), false);
+  assertEquals(provesUnchanged(undefined, counted(4), counted(4)), false);
+  assertEquals(provesUnchanged(readAt, undefined, counted(4)), false);
 });
