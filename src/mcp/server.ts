@@ -24,7 +24,7 @@ import {
   type ToolDescriptor,
 } from "./registry.ts";
 import { CONVENTIONS } from "./schemas.ts";
-import { phase, timedCall } from "../phase_timing.ts";
+import { markPhase, timedCall } from "../phase_timing.ts";
 import { toCallToolResult } from "./response.ts";
 import type { Tool, ToolCall } from "./define_tool.ts";
 import { encodeBase64 } from "./base64.ts";
@@ -169,9 +169,11 @@ async function callTool(
   };
   return await timedCall(tool.name, async () => {
     const out = await tool.run(args, app, call);
-    return input && !out.isError
-      ? input
-      : await phase("to_call_tool_result", async () => toCallToolResult(out));
+    if (input && !out.isError) return input;
+    const t = performance.now();
+    const result = toCallToolResult(out);
+    markPhase("to_call_tool_result", t);
+    return result;
   });
 }
 
