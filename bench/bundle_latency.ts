@@ -1,0 +1,179 @@
+/**
+ * Debug-bundle latency (issue 17, point 3): how soon `temporal_debug_bundle {interaction_id}` answers
+ * after the settle window it waits for closes, and what the first artifact request of a fresh process
+ * costs beside a warm one. It prints, never asserts.
+ *
+ * Per iteration: navigate to fixtures/site/save_banner.html, click Save (an error banner replaced by a
+ * success banner ~100 ms later), then call the bundle 1.5 s after the click returned. The window end is
+ * the result's `range.requested.end_ns`, on the session clock; the session clock is mapped onto this
+ * process's clock with `browser_status {detail: expanded}` (its `session_time_ms`, the midpoint of the
+ * shortest of several round trips).
+ *
+ *   deno run --frozen -A bench/bundle_latency.ts [--iterations N] [--fresh K]
+ */
+import { serveStatic, type StaticServer } from "../src/demo/static_server.ts";
+import { type ServerHandle, startServer, structured, textOf } from "../tests/e2e/harness.ts";
+import { argsOrExit } from "./lib/args.ts";
+import { formatTable, int } from "./lib/table.ts";
+import { sleep } from "./lib/wait.ts";
+
+const CALL_AFTER_CLICK_MS = 1_500;
+const TARGET_MS = 300;
+
+function parse(args: string[]): { iterations: number; fresh: number } {
+  const out = { iterations: 10, fresh: 3 };
+  for (let i = 0; i < args.length; i++) {
+    const value = Number(args[i + 1]);
+    if (args[i] === "--iterations" && value >= 1) out.iterations = value, i++;
+    else if (args[i] === "--fresh" && value >= 0) out.fresh = value, i++;
+    else throw new Error(`unknown argument ${args[i]} (--iterations N, --fresh K)`);
+  }
+  return out;
+}
+
+const median = (xs: number[]) => pct(xs, 50);
+/** Nearest rank. */
+function pct(xs: number[], p: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.max(0, Math.ceil((p / 100) * s.length) - 1)];
+}
+
+async function call(server: ServerHandle, name: string, args: Record<string, unknown>) {
+  const r = await server.call(name, args);
+  if (r.isError) throw new Error(`${name} failed: ${textOf(r).slice(0, 400)}`);
+  return r;
+}
+
+/** Session time minus local time (ms), from the shortest of a few status round trips. */
+async function clockOffset(server: ServerHandle): Promise<number> {
+  let best = { rtt: Infinity, offset: 0 };
+  for (let i = 0; i < 7; i++) {
+    const t0 = performance.now();
+    const s = structured(await call(server, "browser_status", { detail: "expanded" }));
+    const t1 = performance.now();
+    if (t1 - t0 < best.rtt) best = { rtt: t1 - t0, offset: (s.session_time_ms as number) - (t0 + t1) / 2 };
+  }
+  return best.offset;
+}
+
+interface Sample {
+  /** The bundle call's round trip. */
+  roundTrip: number;
+  /** Window end relative to the call's start (negative: it had closed before the call). */
+  endFromCall: number;
+  /** Answer relative to the window end. */
+  answerAfterEnd: number;
+}
+
+async function oneBundle(server: ServerHandle, site: StaticServer, offset: number): Promise<Sample> {
+  await call(server, "navigate_page", { url: `${site.origin}/save_banner.html` });
+  await sleep(300);
+  const clicked = structured(await call(server, "click", { locator: { role: "button", name: "Save" } }));
+  const clickedAt = performance.now();
+  const interaction = (clicked.interaction_id ?? (clicked.interaction as { id?: string } | undefined)?.id) as
+    | string
+    | undefined;
+  if (!interaction) throw new Error(`no interaction_id in ${JSON.stringify(clicked).slice(0, 300)}`);
+  await sleep(clickedAt + CALL_AFTER_CLICK_MS - performance.now());
+  const t0 = performance.now();
+  const result = await call(server, "temporal_debug_bundle", { interaction_id: interaction });
+  const t1 = performance.now();
+  const range = structured(result).range as { requested: { end_ns: number } };
+  const endLocal = range.requested.end_ns / 1e6 - offset;
+  return { roundTrip: t1 - t0, endFromCall: endLocal - t0, answerAfterEnd: t1 - endLocal };
+}
+
+/** A fresh server: connect, its first tool call, the first bundle, then a second (warm) one. */
+async function freshProcess(site: StaticServer) {
+  const c0 = performance.now();
+  const server = await startServer();
+  const connected = performance.now();
+  try {
+    await call(server, "browser_status", {});
+    const firstCall = performance.now() - connected;
+    await call(server, "start_browser", { headless: true, temporary: true });
+    const offset = await clockOffset(server);
+    const cold = await oneBundle(server, site, offset);
+    const warm = await oneBundle(server, site, offset);
+    return { connect: connected - c0, firstCall, cold, warm };
+  } finally {
+    await server.close();
+  }
+}
+
+async function main() {
+  const opts = argsOrExit(parse);
+  const site = serveStatic();
+  try {
+    const server = await startServer();
+    const samples: Sample[] = [];
+    try {
+      await call(server, "start_browser", { headless: true, temporary: true });
+      const offset = await clockOffset(server);
+      await oneBundle(server, site, offset); // warm-up, not counted
+      for (let i = 0; i < opts.iterations; i++) samples.push(await oneBundle(server, site, offset));
+    } finally {
+      await server.close();
+    }
+    const rows = [["iteration", "round trip ms", "window end from call ms", "answer after end ms"]];
+    samples.forEach((s, i) =>
+      rows.push([`${i + 1}`, int(s.roundTrip), int(s.endFromCall), int(s.answerAfterEnd)])
+    );
+    const col = (f: (s: Sample) => number) => samples.map(f);
+    for (const [name, p] of [["median", 50], ["p90", 90]] as const) {
+      rows.push([
+        name,
+        int(pct(col((s) => s.roundTrip), p)),
+        int(pct(col((s) => s.endFromCall), p)),
+        int(pct(col((s) => s.answerAfterEnd), p)),
+      ]);
+    }
+    console.log(`temporal_debug_bundle {interaction_id}, called ${CALL_AFTER_CLICK_MS} ms after the click\n`);
+    console.log(formatTable(rows));
+    const m = median(col((s) => s.answerAfterEnd));
+    const p90 = pct(col((s) => s.answerAfterEnd), 90);
+    console.log(
+      `\n${m <= TARGET_MS ? "PASS" : "MISS"} ≤ ${TARGET_MS} ms after the window closes (median ${
+        int(m)
+      } ms, p90 ${int(p90)} ms: ${p90 <= TARGET_MS ? "PASS" : "MISS"})`,
+    );
+
+    if (opts.fresh > 0) {
+      const fresh: Array<Awaited<ReturnType<typeof freshProcess>>> = [];
+      for (let i = 0; i < opts.fresh; i++) fresh.push(await freshProcess(site));
+      const frows = [[
+        "fresh process",
+        "connect ms",
+        "first tool call ms",
+        "first bundle ms",
+        "second bundle ms",
+        "cold extra ms",
+      ]];
+      fresh.forEach((f, i) =>
+        frows.push([
+          `${i + 1}`,
+          int(f.connect),
+          int(f.firstCall),
+          int(f.cold.roundTrip),
+          int(f.warm.roundTrip),
+          int(f.cold.roundTrip - f.warm.roundTrip),
+        ])
+      );
+      const fcol = (g: (f: (typeof fresh)[number]) => number) => median(fresh.map(g));
+      frows.push([
+        "median",
+        int(fcol((f) => f.connect)),
+        int(fcol((f) => f.firstCall)),
+        int(fcol((f) => f.cold.roundTrip)),
+        int(fcol((f) => f.warm.roundTrip)),
+        int(fcol((f) => f.cold.roundTrip - f.warm.roundTrip)),
+      ]);
+      console.log("\nCold start: the first bundle of a fresh process beside its second\n");
+      console.log(formatTable(frows));
+    }
+  } finally {
+    await site.close();
+  }
+}
+
+if (import.meta.main) await main();
