@@ -28,6 +28,7 @@ import { toCallToolResult } from "./response.ts";
 import type { Tool, ToolCall } from "./define_tool.ts";
 import { encodeBase64 } from "./base64.ts";
 import { LineLimitedStdioTransport } from "./stdio_limits.ts";
+import { warmTemporal } from "../temporal/warm.ts";
 
 const log = logger("mcp");
 
@@ -266,5 +267,11 @@ export function serveMcp(app: AppContext): Promise<void> {
       transport: new LineLimitedStdioTransport(),
       onerror: (err: Error) => log.warn("transport error: {message}", { message: err.message.slice(0, 300) }),
     });
+    // Once the connection is up, the first artifact request's cold start is paid in the background, in
+    // small turns that let tool calls in (temporal/warm.ts); it writes and prints nothing.
+    setTimeout(() => {
+      if (closed) return;
+      warmTemporal().catch((err) => log.debug("warm-up failed: {message}", { message: String(err) }));
+    }, 0);
   });
 }
