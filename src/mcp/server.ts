@@ -167,8 +167,28 @@ async function callTool(
       return placeholder;
     },
   };
-  const out = await tool.run(args, app, call);
-  return input && !out.isError ? input : toCallToolResult(out);
+  try {
+    const out = await tool.run(args, app, call);
+    return input && !out.isError ? input : toCallToolResult(out);
+  } finally {
+    warmUpOnce();
+  }
+}
+
+let warmUpStarted = false;
+
+/**
+ * The first artifact request's cold start is paid in the background (temporal/warm.ts: small turns that
+ * let tool calls in; it writes and prints nothing), from the end of the first tool call on: started at
+ * connect, it held the first call back (measured up to 0.3-0.5 s on a loaded 2-core machine), and the
+ * first call is typically start_browser, whose wait for Chrome leaves this thread idle.
+ */
+function warmUpOnce(): void {
+  if (warmUpStarted) return;
+  warmUpStarted = true;
+  setTimeout(() => {
+    warmTemporal().catch((err) => log.debug("warm-up failed: {message}", { message: String(err) }));
+  }, 0);
 }
 
 function buildServer(app: AppContext, paged: PagedCatalogue, era: Era): McpServer {
@@ -267,11 +287,5 @@ export function serveMcp(app: AppContext): Promise<void> {
       transport: new LineLimitedStdioTransport(),
       onerror: (err: Error) => log.warn("transport error: {message}", { message: err.message.slice(0, 300) }),
     });
-    // Once the connection is up, the first artifact request's cold start is paid in the background, in
-    // small turns that let tool calls in (temporal/warm.ts); it writes and prints nothing.
-    setTimeout(() => {
-      if (closed) return;
-      warmTemporal().catch((err) => log.debug("warm-up failed: {message}", { message: String(err) }));
-    }, 0);
   });
 }
