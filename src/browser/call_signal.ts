@@ -37,20 +37,26 @@ export function throwIfCancelled(): void {
   scope.getStore()?.throwIfAborted();
 }
 
-/** Sleeps `ms`; inside a call, a cancellation ends the sleep at once with the call's abort reason. */
-export function sleepInCall(ms: number): Promise<void> {
+/**
+ * Sleeps `ms`; inside a call, a cancellation ends the sleep at once with the call's abort reason.
+ * `wake` (e.g. the next frame of a stream) ends it early, resolved, so a wait for a condition sleeps
+ * only until something could have changed it.
+ */
+export function sleepInCall(ms: number, wake?: Promise<unknown>): Promise<void> {
   const signal = scope.getStore();
-  if (!signal) return new Promise((resolve) => setTimeout(resolve, ms));
-  if (signal.aborted) return Promise.reject(signal.reason);
+  if (signal?.aborted) return Promise.reject(signal.reason);
   return new Promise((resolve, reject) => {
-    const onAbort = () => {
+    let done = false;
+    const finish = (settle: () => void) => {
+      if (done) return;
+      done = true;
       clearTimeout(timer);
-      reject(signal.reason);
+      signal?.removeEventListener("abort", onAbort);
+      settle();
     };
-    const timer = setTimeout(() => {
-      signal.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    signal.addEventListener("abort", onAbort, { once: true });
+    const onAbort = () => finish(() => reject(signal?.reason));
+    const timer = setTimeout(() => finish(resolve), ms);
+    signal?.addEventListener("abort", onAbort, { once: true });
+    wake?.then(() => finish(resolve), () => finish(resolve));
   });
 }

@@ -87,6 +87,7 @@ export class ScreencastStream {
   #unanswered = new Set<number>();
   #recent: LatestFrame[] = [];
   #frameWaiters = new Set<() => void>();
+  #latestStampMs: number | undefined;
 
   /**
    * `continues`: the stream of the same page id before a reconnection re-adopted it under a new target
@@ -177,6 +178,7 @@ export class ScreencastStream {
     if (meta.timestamp !== undefined) {
       frame.stampMs = meta.timestamp * 1000;
       frame.latencyMs = wallMs() - frame.stampMs;
+      this.#latestStampMs = Math.max(this.#latestStampMs ?? -Infinity, frame.stampMs);
     }
     this.#recent.push(frame);
     if (this.#recent.length > RECENT_FRAMES) this.#recent.shift();
@@ -230,6 +232,27 @@ export class ScreencastStream {
 
   #live(): boolean {
     return !this.stats.terminal && !this.#hidden;
+  }
+
+  /**
+   * What a wait for the end of a window needs (temporal/tail_wait.ts): the latest paint stamp received
+   * (Unix ms), whether more frames can come, and a promise of the next frame (`cancel` drops it).
+   */
+  tail(): {
+    latestStampMs?: number;
+    streaming: boolean;
+    nextFrame(): { next: Promise<void>; cancel(): void };
+  } {
+    return {
+      ...(this.#latestStampMs !== undefined ? { latestStampMs: this.#latestStampMs } : {}),
+      streaming: this.#live() && !this.stats.interrupted && !this.page.closed,
+      nextFrame: () => {
+        let wake = () => {};
+        const next = new Promise<void>((r) => (wake = r));
+        this.#frameWaiters.add(wake);
+        return { next, cancel: () => this.#frameWaiters.delete(wake) };
+      },
+    };
   }
 
   async #watch(

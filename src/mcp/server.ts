@@ -29,6 +29,7 @@ import { toCallToolResult } from "./response.ts";
 import type { Tool, ToolCall } from "./define_tool.ts";
 import { encodeBase64 } from "./base64.ts";
 import { LineLimitedStdioTransport } from "./stdio_limits.ts";
+import { warmTemporal } from "../temporal/warm.ts";
 
 const log = logger("mcp");
 
@@ -167,14 +168,34 @@ async function callTool(
       return placeholder;
     },
   };
-  return await timedCall(tool.name, async () => {
-    const out = await tool.run(args, app, call);
-    if (input && !out.isError) return input;
-    const t = performance.now();
-    const result = toCallToolResult(out);
-    markPhase("to_call_tool_result", t);
-    return result;
-  });
+  try {
+    return await timedCall(tool.name, async () => {
+      const out = await tool.run(args, app, call);
+      if (input && !out.isError) return input;
+      const t = performance.now();
+      const result = toCallToolResult(out);
+      markPhase("to_call_tool_result", t);
+      return result;
+    });
+  } finally {
+    warmUpOnce();
+  }
+}
+
+let warmUpStarted = false;
+
+/**
+ * The first artifact request's cold start is paid in the background (temporal/warm.ts: small turns that
+ * let tool calls in; it writes and prints nothing), from the end of the first tool call on: started at
+ * connect, it held the first call back (measured up to 0.3-0.5 s on a loaded 2-core machine), and the
+ * first call is typically start_browser, whose wait for Chrome leaves this thread idle.
+ */
+function warmUpOnce(): void {
+  if (warmUpStarted) return;
+  warmUpStarted = true;
+  setTimeout(() => {
+    warmTemporal().catch((err) => log.debug("warm-up failed: {message}", { message: String(err) }));
+  }, 0);
 }
 
 function buildServer(app: AppContext, paged: PagedCatalogue, era: Era): McpServer {

@@ -308,11 +308,37 @@ export async function buildBundle(
     limit: 5_000,
   });
   const pageEvents = all.events.filter((e) => e.page_id === null || e.page_id === range.page_id);
+  return await bundleResults(env, prepared, pageEvents, opts);
+}
+
+const nextTurn = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
+
+/** All three settle (none left writing behind a failed one); the first failure is then thrown. */
+async function allSettled<T extends unknown[]>(work: { [K in keyof T]: Promise<T[K]> }): Promise<T> {
+  const settled = await Promise.allSettled(work);
+  const failed = settled.find((r) => r.status === "rejected");
+  if (failed) throw (failed as PromiseRejectedResult).reason;
+  return settled.map((r) => (r as PromiseFulfilledResult<unknown>).value) as T;
+}
+
+/** The bundle of a prepared range and its page's events (temporal/warm.ts runs it on a synthetic range). */
+export async function bundleResults(
+  env: ArtifactEnv,
+  prepared: Prepared,
+  pageEvents: EventView[],
+  opts: BundleOptions,
+): Promise<BundleResult[]> {
+  const range = prepared.range;
   const out: BundleResult[] = [];
   for (const analysis of prepared.analyses) {
-    const board = await storyboard(env, prepared, analysis, { max_tiles: opts.max_tiles });
-    const comp = await composite(env, prepared, analysis);
-    const diff = await differenceMap(env, prepared, analysis);
+    // Side by side: each one's hashing and writes (through the ingest worker's admission) overlap the
+    // next one's drawing instead of adding up. Each starts a turn of the event loop later, so their
+    // drawing never runs as one block (screencast acks and cancellations get in between).
+    const [board, comp, diff] = await allSettled<[Artifact, Artifact, Artifact]>([
+      storyboard(env, prepared, analysis, { max_tiles: opts.max_tiles }),
+      nextTurn().then(() => composite(env, prepared, analysis)),
+      nextTurn().then(() => nextTurn()).then(() => differenceMap(env, prepared, analysis)),
+    ]);
     // Reading transients decodes frames again: a cancelled call stops before that work.
     throwIfCancelled();
     const changeTimes = board.tiles.filter((t) => t.reasons.some((r) => MAJOR.includes(r as SelectionReason)))

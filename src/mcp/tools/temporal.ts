@@ -1,4 +1,3 @@
-import { sleepInCall } from "../../browser/call_signal.ts";
 import { z } from "zod";
 import { ToolError } from "../../errors.ts";
 import {
@@ -23,7 +22,7 @@ import { OUTPUT_SCHEMAS } from "../output_schemas.ts";
 import { output, type ToolOutput } from "../response.ts";
 import { detail, inlineImages } from "../schemas.ts";
 import { conflictingArguments } from "./arg_conflicts.ts";
-import { artifactEnv, pendingTailMs, rangeFields, rangeOf } from "./temporal_args.ts";
+import { artifactEnv, rangeFields, rangeOf, waitForTail } from "./temporal_args.ts";
 import { captureQuality, rangeText, regionArg, resolveRegion } from "./temporal_region.ts";
 
 /** A live tail this close is waited for, so a bundle right after an action shows its settle. */
@@ -59,15 +58,11 @@ async function madeFromRetained(
 }
 
 async function settledRange(app: AppContext, args: Parameters<typeof rangeOf>[1]): Promise<ResolvedRange> {
-  let range = await rangeOf(app, args);
+  const range = await rangeOf(app, args);
   if (args.range_handle) return range;
-  const wait = pendingTailMs(app, range, TAIL_WAIT_MS);
-  if (wait > 0) {
-    // A cancelled call stops waiting for the tail at once.
-    await sleepInCall(wait + 120);
-    range = await rangeOf(app, args);
-  }
-  return range;
+  // Waits for the condition (a frame painted after the window, or the delivery allowance), not a fixed
+  // sleep past the end; then the range is resolved again with what arrived.
+  return await waitForTail(app, range, TAIL_WAIT_MS) ? await rangeOf(app, args) : range;
 }
 
 function artifactView(a: Artifact, level: "concise" | "expanded" | "full") {

@@ -11,6 +11,9 @@ import { pixelOps } from "../../temporal/pixel_ops.ts";
 import { ms, type ResolvedRange } from "../../temporal/range.ts";
 import { type LiveView, resolveRange, revalidateRange } from "../../temporal/range_source.ts";
 import { encodePng } from "../../vision/png.ts";
+import { sleepInCall } from "../../browser/call_signal.ts";
+import { wallMs } from "../../capture/screencast.ts";
+import { tailStep } from "../../temporal/tail_wait.ts";
 import type { AppContext } from "../context.ts";
 import { advertiseAs } from "../schema_compact.ts";
 import { conflictingArguments } from "./arg_conflicts.ts";
@@ -228,12 +231,40 @@ export async function optionalRange(
   return { range, session: range.session_id };
 }
 
-/** True when the range ends in a live session's future by at most `withinMs`. */
+/** How far (ms) the range ends in a live session's future, when that is at most `withinMs`; else 0. */
 export function pendingTailMs(app: AppContext, range: ResolvedRange, withinMs: number): number {
   const capture = app.recorder.captures.get(range.session_id);
   if (!capture || capture.stopped) return 0;
   const wait = (range.requested.end_ns - capture.nowNs()) / 1e6;
   return wait > 0 && wait <= withinMs ? Math.ceil(wait) : 0;
+}
+
+/**
+ * Waits, when the range ends in the live future by at most `withinMs`, until its tail is recorded
+ * (temporal/tail_wait.ts says when); true when it waited (the range is then resolved again). A
+ * cancelled call stops waiting at once with the call's reason.
+ */
+export async function waitForTail(app: AppContext, range: ResolvedRange, withinMs: number): Promise<boolean> {
+  const capture = app.recorder.captures.get(range.session_id);
+  if (!capture || pendingTailMs(app, range, withinMs) === 0) return false;
+  // The window's end on the clock Chrome stamps frames with (both clocks run on performance.now()).
+  const endMs = wallMs() + (range.requested.end_ns - capture.nowNs()) / 1e6;
+  for (;;) {
+    const stream = capture.streams.get(range.page_id)?.tail();
+    const step = tailStep({
+      nowMs: wallMs(),
+      endMs,
+      ...(stream?.latestStampMs !== undefined ? { latestStampMs: stream.latestStampMs } : {}),
+      streaming: (stream?.streaming ?? false) && !capture.stopped,
+    });
+    if (step.done) return true;
+    const frame = step.onFrame ? stream?.nextFrame() : undefined;
+    try {
+      await sleepInCall(step.sleepMs, frame?.next);
+    } finally {
+      frame?.cancel();
+    }
+  }
 }
 
 /** The part of a range the budget protects (pins, grace): one page's stretch of one session. */
