@@ -14,7 +14,7 @@ import {
 
 type Listed = { name: string; outputSchema?: Record<string, unknown> };
 
-/** Every listed tool has an open, typed, top-level-only outputSchema. */
+/** Every listed tool has an open, top-level-only outputSchema. */
 async function checkListing(server: ServerHandle): Promise<void> {
   const tools = (await server.client.listTools()).tools as Listed[];
   assert(tools.length >= 40, `${tools.length} tools listed`);

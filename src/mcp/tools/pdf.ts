@@ -37,7 +37,8 @@ export const pdfTools: Tool[] = [
         z.enum(["letter", "a4"]),
         z.strictObject({ width_in: inches, height_in: inches }),
       ]).optional(),
-      page_ranges: z.string().min(1).max(200).regex(/^[\d\s,-]+$/, "pages and ranges like 1-3, 5").optional(),
+      page_ranges: z.string().min(1).max(200).regex(/^[\d\s,-]+$/, "pages and ranges like 1-3, 5").optional()
+        .describe("e.g. 1-3, 5"),
     }),
     annotations: { readOnlyHint: true },
     handler: async (args, app) => {

@@ -12,12 +12,18 @@ Deno.test("compaction drops resource guards and keeps meaningful bounds", () => 
   const compact = compactInputSchema({
     type: "object",
     properties: {
-      name: { type: "string", maxLength: 1000, description: "kept" },
+      name: { type: "string", maxLength: 1000, minLength: 1, description: "kept" },
+      code: { type: "string", minLength: 2, pattern: "^[a-z]+$", format: "starts_with" },
       x: { type: "number", minimum: -100_000, maximum: 100_000 },
       count: { type: "integer", minimum: 1, maximum: 3 },
       mode: { type: "string", enum: ["a", "b"] },
       nested: { type: "object", properties: { y: { type: "number" } }, additionalProperties: false },
       map: { type: "object", propertyNames: { type: "string" } },
+      empty: { type: "object", properties: {} },
+      ids: { type: "array", minItems: 1, maxItems: 1000, items: { type: "integer" } },
+      pair: { type: "array", minItems: 2, maxItems: 4, items: { type: "string" } },
+      mods: { type: "array", maxItems: 2, items: { enum: ["a", "b"] } },
+      any: { type: "array", items: {} },
     },
     required: ["name"],
     additionalProperties: false,
@@ -26,14 +32,38 @@ Deno.test("compaction drops resource guards and keeps meaningful bounds", () => 
     type: "object",
     properties: {
       name: { type: "string", description: "kept" },
+      code: { type: "string", minLength: 2 },
       x: { type: "number" },
       count: { type: "integer", minimum: 1, maximum: 3 },
       mode: { enum: ["a", "b"] },
       nested: { type: "object", properties: { y: { type: "number" } } },
       map: { type: "object" },
+      empty: { type: "object" },
+      ids: { type: "array", items: { type: "integer" } },
+      pair: { type: "array", minItems: 2, maxItems: 4, items: { type: "string" } },
+      mods: { type: "array", items: { enum: ["a", "b"] } },
+      any: { type: "array" },
     },
     required: ["name"],
     additionalProperties: false,
+  });
+});
+
+Deno.test("an anyOf of bare types becomes a type list; null folds into an enum", () => {
+  const compact = compactInputSchema({
+    type: "object",
+    properties: {
+      tz: { description: "d", anyOf: [{ type: "string", minLength: 1 }, { type: "null" }] },
+      nested: { anyOf: [{ anyOf: [{ type: "string" }, { type: "object", properties: {} }] }, { type: "null" }] },
+      scheme: { anyOf: [{ enum: ["light", "dark"] }, { type: "null" }] },
+      mixed: { anyOf: [{ enum: ["a"] }, { type: "boolean" }] },
+    },
+  });
+  assertEquals(compact.properties, {
+    tz: { description: "d", type: ["string", "null"] },
+    nested: { type: ["string", "object", "null"] },
+    scheme: { enum: ["light", "dark", null] },
+    mixed: { anyOf: [{ enum: ["a"] }, { type: "boolean" }] },
   });
 });
 
@@ -72,28 +102,17 @@ Deno.test("every tool advertises the same arguments and required set in both ren
   }
 });
 
-Deno.test("an output schema is advertised as its top-level names and types, nothing required", () => {
+Deno.test("an output schema is advertised as its top-level names, each open, nothing required", () => {
   const schema = z.looseObject({
     id: z.string(),
     count: z.number().optional(),
-    maybe: z.string().nullable(),
     page: z.looseObject({ url: z.string() }),
-    rows: z.array(z.looseObject({ ref: z.string() })),
-    value: z.unknown(),
     kind: z.enum(["a", "b"]),
   });
   const json = z.toJSONSchema(schema, { io: "output" }) as Record<string, unknown>;
   assertEquals(compactOutputSchema(json), {
     type: "object",
-    properties: {
-      id: { type: "string" },
-      count: { type: "number" },
-      maybe: { type: ["string", "null"] },
-      page: { type: "object" },
-      rows: { type: "array" },
-      value: {},
-      kind: { enum: ["a", "b"] },
-    },
+    properties: { id: {}, count: {}, page: {}, kind: {} },
   });
 });
 
