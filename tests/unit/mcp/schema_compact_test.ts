@@ -54,7 +54,9 @@ Deno.test("an anyOf of bare types becomes a type list; null folds into an enum",
     type: "object",
     properties: {
       tz: { description: "d", anyOf: [{ type: "string", minLength: 1 }, { type: "null" }] },
-      nested: { anyOf: [{ anyOf: [{ type: "string" }, { type: "object", properties: {} }] }, { type: "null" }] },
+      nested: {
+        anyOf: [{ anyOf: [{ type: "string" }, { type: "object", properties: {} }] }, { type: "null" }],
+      },
       scheme: { anyOf: [{ enum: ["light", "dark"] }, { type: "null" }] },
       mixed: { anyOf: [{ enum: ["a"] }, { type: "boolean" }] },
     },
