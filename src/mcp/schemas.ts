@@ -12,7 +12,8 @@ import { advertiseAs } from "./schema_compact.ts";
 export const SEE_INSTRUCTIONS = "see instructions";
 
 export const pageId = z.string().max(16);
-export const detail = z.enum(["concise", "expanded", "full"]);
+/** Advertised as a string: CONVENTIONS names its three values once, not in 29 schemas. */
+export const detail = advertiseAs(z.enum(["concise", "expanded", "full"]), { type: "string" });
 export const inlineImages = z.boolean();
 export const ref = z.string().max(64);
 export const selector = z.string().max(2_000);
@@ -43,7 +44,7 @@ export const targetFields = {
   y: coordinate.optional(),
 };
 
-export const everyNthFrame = z.number().int().min(1).max(60).describe("Screencast stride 1-60; default 1");
+export const everyNthFrame = z.number().int().min(1).max(60).describe("Screencast stride; default 1");
 
 /** What every tool's arguments mean when they recur; sent once, in the server instructions. */
 export const CONVENTIONS = [

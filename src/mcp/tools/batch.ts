@@ -313,7 +313,7 @@ export function batchTool(extra: Tool[]): Tool {
     capability: "control",
     output: OUTPUT_SCHEMAS.batch,
     description:
-      "Run control tools in order, each step {tool, args} (all validated first); each reports status, elapsed_ms and interaction. Stops at the first failure unless continue_on_error; deadline_ms bounds the batch. Returns the last step's observation; per-step screenshots with screenshots: true.",
+      "Run control tools in order as steps {tool, args}, all validated first; stops at the first failure unless continue_on_error. Each step reports status, elapsed_ms and interaction; returns the last step's observation (screenshots: true for every step's).",
     input: z.strictObject({
       steps: z.array(z.strictObject({
         tool: z.enum(names),

@@ -185,7 +185,7 @@ export const browserTools = [
       every_nth_frame: everyNthFrame.optional(),
       focus: z.enum(["foreground", "preserve"]).optional(),
       record_dom: z.boolean().optional().describe(
-        "Record the DOM of every page for the page-state tools (default true); fixed for the session.",
+        "For the page-state tools; default true, fixed for the session",
       ),
       detail: detail.optional(),
     }),
@@ -230,7 +230,7 @@ export const browserTools = [
       endpoint: z.string().max(2_048),
       every_nth_frame: everyNthFrame.optional(),
       record_dom: z.boolean().optional().describe(
-        "Record the DOM of every page for the page-state tools (default true); fixed for the session.",
+        "For the page-state tools; default true, fixed for the session",
       ),
       detail: detail.optional(),
     }),

@@ -117,8 +117,7 @@ export const downloadTools: Tool[] = [
     name: "write_clipboard",
     capability: "control",
     output: OUTPUT_SCHEMAS.write_clipboard,
-    description:
-      "Write text to the page clipboard, confirmed by reading it back; returns the live observation.",
+    description: "Write text to the page clipboard, confirmed by reading it back.",
     input: z.strictObject({ text: z.string().max(CLIPBOARD_TEXT_LIMIT), ...observed }),
     handler: async (args, app) => {
       const env = actionEnv(app, args);

@@ -35,6 +35,12 @@ import { sessionId } from "./sessions.ts";
 import { rangeFields, rangeOf } from "./temporal_args.ts";
 import { advertiseAs } from "../schema_compact.ts";
 
+/** diff_dom's from and to, advertised as their forms (the same as the flat instant arguments'). */
+const instantArg = advertiseAs(instantObject.describe("An instant"), {
+  type: "object",
+  description: "{at_ms} | {interaction_id | marker_id, offset_ms?} | {frame_id}",
+});
+
 /** The predicate's advertised form: its kinds and fields in one line (docs/tools.md has the full union). */
 const PREDICATE_HELP = "{kind, ...}. DOM: exists {equals?} | visible {equals?} | textContains {text} | " +
   "propertyEquals {property: disabled|checked|readOnly|value, equals} | attributeExists {name} | " +
@@ -96,12 +102,12 @@ export const pageStateWindowTools = [
     capability: "page-state",
     output: OUTPUT_SCHEMAS.diff_dom,
     description:
-      "What changed in a page's DOM between two instants (from, to: {at_ms} | {interaction_id, offset_ms} | {marker_id} | {frame_id}): added, removed, attributeChanged, textChanged; ≤ 30 changes, exact counts.",
+      "What changed in a page's DOM between two instants: added, removed, attribute and text changes; ≤ 30 shown, exact counts.",
     input: z.strictObject({
       session_id: sessionId.optional(),
       page_id: z.string().max(16).optional(),
-      from: instantObject,
-      to: instantObject,
+      from: instantArg,
+      to: instantArg,
       scope: cssSelector.optional(),
     }),
     annotations: { readOnlyHint: true },
@@ -167,7 +173,7 @@ export const pageStateWindowTools = [
     input: z.strictObject({
       ...rangeFields,
       page_id: z.string().max(16).optional(),
-      selector: cssSelector.optional().describe("the element, for every DOM predicate; not for visual ones"),
+      selector: cssSelector.optional().describe("The element, for DOM predicates"),
       predicate: advertiseAs(predicateSchema, { type: "object", description: PREDICATE_HELP }),
     }),
     annotations: { readOnlyHint: true },

@@ -96,7 +96,7 @@ export const pageTools = [
     name: "navigate_page",
     capability: "control",
     output: OUTPUT_SCHEMAS.navigate_page,
-    description: "Navigate a page to a URL and return the live observation.",
+    description: "Navigate a page to a URL.",
     input: z.strictObject({
       url: z.string().max(8_192),
       wait_until: waitUntil.optional(),
@@ -117,7 +117,7 @@ export const pageTools = [
     name: "reload_page",
     capability: "control",
     output: OUTPUT_SCHEMAS.reload_page,
-    description: "Reload a page and return the live observation.",
+    description: "Reload a page.",
     input: z.strictObject({
       ignore_cache: z.boolean().optional(),
       timeout_ms: timeoutMs.optional(),

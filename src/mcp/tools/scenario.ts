@@ -146,7 +146,7 @@ for (const [key, field] of Object.entries(scenarioSchema.shape)) {
 const captureRef = z.union([
   z.string().min(1).max(4_096),
   z.looseObject({}),
-]).describe("A capture: the capture_uri a capture returned, a capture file path, or the capture object");
+]).describe("A capture_uri, a capture file path, or the capture object");
 
 export const scenarioTools: Tool[] = [
   defineTool({
@@ -154,9 +154,8 @@ export const scenarioTools: Tool[] = [
     capability: "scenario",
     output: OUTPUT_SCHEMAS.capture_browser_scenario,
     description:
-      "Run a declared scenario as a recorded session: browser {mode: launch|connect}, start_url, actions " +
-      "(goto, click, fill, press, select_option, check, uncheck, hover, wait_for, scroll, upload; each with a " +
-      "step_id), allowed_origins, capture. Returns per-step evidence; compare two with compare_web_captures.",
+      "Run a declared scenario (browser, start_url, actions by step_id, capture) as a recorded session; returns " +
+      "per-step evidence. Compare two with compare_web_captures.",
     input: scenarioSchema,
     // invalid_arguments like every tool, worded as the CLI's invalid_scenario: each problem by path and rule.
     invalidInput: (raw, error) => {

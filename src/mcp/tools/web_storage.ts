@@ -67,10 +67,10 @@ export const webStorage = defineTool({
   input: z.strictObject({
     action: z.enum(ACTIONS),
     storage: z.enum(["local", "session"]).optional().describe("Default local"),
-    origin: httpUrl.optional().describe("Default: the page's origin; must be framed in the page"),
+    origin: httpUrl.optional().describe("Must be framed in the page"),
     key: z.string().max(STORAGE_LIMITS.key).optional().describe("get, set, delete"),
     value: z.string().max(STORAGE_LIMITS.value).optional().describe("set"),
-    show_values: z.boolean().optional().describe("Show values (default: lengths only)"),
+    show_values: z.boolean().optional(),
     max_entries: z.number().int().min(1).max(STORAGE_LIMITS.list).optional().describe(
       `list: entries shown (default ${DEFAULT_LIST})`,
     ),
