@@ -104,30 +104,18 @@ Deno.test("every tool advertises the same arguments and required set in both ren
   }
 });
 
-Deno.test("an output schema is advertised as its top-level names, each open, nothing required", () => {
-  const schema = z.looseObject({
-    id: z.string(),
-    count: z.number().optional(),
-    page: z.looseObject({ url: z.string() }),
-    kind: z.enum(["a", "b"]),
-  });
+Deno.test("an output schema is advertised as an object, its fields left to the result and the docs", () => {
+  const schema = z.looseObject({ id: z.string(), page: z.looseObject({ url: z.string() }) });
   const json = z.toJSONSchema(schema, { io: "output" }) as Record<string, unknown>;
-  assertEquals(compactOutputSchema(json), {
-    type: "object",
-    properties: { id: {}, count: {}, page: {}, kind: {} },
-  });
+  assertEquals(compactOutputSchema(json), { type: "object" });
 });
 
-Deno.test("every output schema is open and advertises exactly its own top-level fields", () => {
+Deno.test("every output schema is advertised as an object; the full one is open and names its fields", () => {
   for (const tool of buildCatalogue({ "temporal-video": { available: true } }).tools) {
-    const advertised = describeTool(tool).outputSchema;
-    assertEquals(
-      Object.keys(advertised.properties as object),
-      Object.keys(tool.output.shape),
-      tool.name,
-    );
+    assertEquals(describeTool(tool).outputSchema, { type: "object" }, tool.name);
     // A field another version adds must not break a client that validates against the schema.
     const full = describeTool(tool, "full").outputSchema;
+    assertEquals(Object.keys(full.properties as object), Object.keys(tool.output.shape), tool.name);
     assertEquals(full.additionalProperties, {}, `${tool.name} is open`);
   }
 });
