@@ -8,7 +8,8 @@
  * - string length caps (`maxLength`: they keep 1 MB inputs out, no real argument comes near them) and
  *   `minLength` 1 (no argument is meant empty);
  * - `pattern` and `format` (header-injection and syntax guards; the name or description says the form);
- * - numeric safety bounds: a maximum of at least SAFETY_BOUND, a minimum of at most -SAFETY_BOUND;
+ * - numeric safety bounds: a maximum of at least SAFETY_BOUND, a minimum of at most -SAFETY_BOUND, and
+ *   a minimum of 0 or 1 with no maximum (counts, durations, ids);
  * - array guards: `maxItems` of at least GUARD_ITEMS or not below its enum's size, `minItems` 1, `items: {}`;
  * - `type` beside `enum` or `const` (the values already say it);
  * - `additionalProperties` below the top level (the top level keeps `false`: unknown arguments fail);
@@ -82,8 +83,8 @@ function dropped(src: Json, key: string, value: unknown, top: boolean): boolean 
       return isEmptyObject(value);
     case "maximum":
       return n !== undefined && n >= SAFETY_BOUND;
-    case "minimum":
-      return n !== undefined && n <= -SAFETY_BOUND;
+    case "minimum": // a lone 0 or 1 (counts, durations, ids) says nothing an agent would get wrong
+      return n !== undefined && (n <= -SAFETY_BOUND || ((n === 0 || n === 1) && !keptMaximum(src)));
     case "type":
       return "enum" in src || "const" in src;
     case "additionalProperties":
@@ -93,6 +94,10 @@ function dropped(src: Json, key: string, value: unknown, top: boolean): boolean 
     default:
       return false;
   }
+}
+
+function keptMaximum(src: Json): boolean {
+  return typeof src.maximum === "number" && src.maximum < SAFETY_BOUND;
 }
 
 function isEmptyObject(value: unknown): boolean {

@@ -21,7 +21,7 @@ export const coordinate = z.number().min(-100_000).max(100_000);
 
 const LOCATOR_HELP = "{role, name?} | {label} | {text} | {test_id}; + exact, scope, frame";
 
-/** Advertised as an object and a pointer: CONVENTIONS tells its forms. */
+/** Advertised as an object: CONVENTIONS ("Targets") tells its forms under the same name. */
 export const locator = advertiseAs(
   z.strictObject({
     role: z.string().max(64).optional(),
@@ -33,7 +33,7 @@ export const locator = advertiseAs(
     scope: z.string().max(64).optional(),
     frame: z.string().max(256).optional(),
   }).describe(LOCATOR_HELP),
-  { type: "object", description: SEE_INSTRUCTIONS },
+  { type: "object" },
 );
 
 export const targetFields = {
@@ -66,4 +66,6 @@ export const CONVENTIONS = [
   "(+ offset_ms) or frame_id (from list_source_frames).",
   "region: {x, y, width, height} (viewport CSS px; + frame_id: that frame's pixels) | {ref} (its current " +
   "box) | {mask: [{x, y, width, height}]} (only these are measured).",
+  "Picture tools: max_tiles default 8; noise_floor: a per-channel difference up to it is noise (default 12); " +
+  "epochs default all (temporal_debug_bundle: anchor). Navigation timeout_ms: the load timeout, default 30000.",
 ].join(" ");

@@ -213,10 +213,10 @@ export const askHumanTools: Tool[] = [
     output: PEOPLE_OUTPUT_SCHEMAS.ask_human,
     description:
       `Ask the person what only a human can judge by looking (did it look broken?), with 2-${CHOICES_MAX} distinct choices, ` +
-      "optionally at an instant. They answer in the evidence viewer (a choice, optionally a marked moment that becomes a " +
-      "human marker) or in your client's elicitation form. Returns status answered (choice, marked_time_ms, marker_id) or " +
-      "pending (ticket, viewer_url): at once when your client cannot elicit (show the person viewer_url), else after " +
-      `wait_ms (default ${WAIT_DEFAULT_MS}). Call again with just ticket to collect. question_dismissed: do not ask again.`,
+      "optionally at an instant; they answer in the evidence viewer (maybe marking a moment: a human marker) or your " +
+      "client's elicitation form. Returns answered (choice, marked_time_ms, marker_id), or pending (ticket, viewer_url to " +
+      `show them) at once if your client cannot elicit, else after wait_ms (default ${WAIT_DEFAULT_MS}); collect with ` +
+      "ticket alone. question_dismissed: do not ask again.",
     input,
     handler: async (args, app, call) => {
       const gateMs = args.wait_ms ?? WAIT_DEFAULT_MS;

@@ -140,7 +140,7 @@ export const downloadTools: Tool[] = [
     capability: "control",
     output: OUTPUT_SCHEMAS.activate_page,
     description:
-      "Bring a page to the foreground once (even under focus preserve); selection is unchanged. Returns an image.",
+      "Bring a page to the foreground once (even under focus preserve), leaving the selection; returns an image.",
     input: z.strictObject(observed),
     handler: async (args, app) => {
       // Stale-prone: the page may not have painted while hidden, so one image by default (spec).

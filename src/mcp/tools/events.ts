@@ -32,7 +32,7 @@ export const eventTools = [
     capability: "browser-events",
     output: OUTPUT_SCHEMAS.query_browser_events,
     description:
-      "Recorded browser events in time order, of the kinds listed in kinds; requests carry the request_id get_network_request takes.",
+      "Recorded browser events (see kinds) in time order; requests carry the request_id for get_network_request.",
     input: z.strictObject({
       ...rangeFields,
       kinds: z.array(z.enum(KINDS)).max(KINDS.length).optional(),

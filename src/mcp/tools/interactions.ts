@@ -153,7 +153,7 @@ export const interactionTools: Tool[] = [
     capability: "control",
     output: OUTPUT_SCHEMAS.upload_files,
     description:
-      "Set local files on a native file input, or the one input a label/button is bound to; paths must be readable regular files.",
+      "Set local files on a native file input, or the input a label/button is bound to; paths must be readable files.",
     input: z.strictObject({
       ...elementFields,
       paths: z.array(z.string().min(1).max(4_096)).min(1).max(UPLOAD_MAX_FILES).describe(

@@ -89,7 +89,7 @@ export const networkTools: Tool[] = [
     capability: "devtools",
     output: OUTPUT_SCHEMAS.get_network_request,
     description:
-      "One request in detail: method, URL, status, protocol, timing phases, sizes, cache, initiator with a source-mapped stack, headers (credentials redacted); body read from the live page, never stored.",
+      "One request in detail: method, URL, status, protocol, timing, sizes, cache, source-mapped initiator, headers (credentials redacted); body from the live page, never stored.",
     input: z.strictObject({
       request_id: z.string().min(1).max(128).describe("From query_browser_events"),
       page_id: pageId.optional().describe("Default: the page that made it"),

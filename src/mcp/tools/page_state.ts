@@ -101,7 +101,7 @@ export const pageStateTools = [
     capability: "page-state",
     output: OUTPUT_SCHEMAS.read_dom_at,
     description:
-      "The agent-legible DOM of a page at a recorded instant (default: the latest): interactive and state-bearing nodes in ≤ 60 lines, with the frame that shows that state. scope: a container selector.",
+      "The agent-legible DOM of a page at a recorded instant (default: the latest): interactive and state-bearing nodes, ≤ 60 lines, with the frame showing that state; scope: a container selector.",
     input: z.strictObject({ ...instantFields, scope: cssSelector.optional() }),
     annotations: { readOnlyHint: true },
     handler: async (args, app) => {

@@ -169,7 +169,7 @@ export const pageStateWindowTools = [
     capability: "page-state",
     output: OUTPUT_SCHEMAS.bisect,
     description:
-      "Every moment in a window a predicate flipped, each with the frame that shows the new state: DOM predicates on selector's first match, exact to the mutation, or visual ones on a viewport region over the frames. Window default: the page's whole recording.",
+      "Every moment a predicate flipped in a window (default: the page's whole recording), each with the frame showing the new state: DOM predicates on selector's first match, exact to the mutation; visual ones on a region, over frames.",
     input: z.strictObject({
       ...rangeFields,
       page_id: z.string().max(16).optional(),

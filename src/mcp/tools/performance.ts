@@ -67,7 +67,7 @@ export const performanceTools: Tool[] = [
     capability: "devtools",
     output: OUTPUT_SCHEMAS.measure_performance,
     description:
-      "Trace a page with Chrome's trace engine: mode reload or navigate (url) measures a load; start, act, then stop measures an interaction (INP). Reports LCP and its element, CLS with each shift's sources, INP phases, long tasks and insights (shifts and long tasks also become timeline events); the raw trace is a resource.",
+      "Trace a page with Chrome's trace engine: mode reload or navigate (url) measures a load; start, act, stop measures an interaction. Reports LCP and its element, CLS with each shift's sources, INP phases, long tasks and insights (shifts, long tasks also as timeline events); the raw trace is a resource.",
     input: z.strictObject({
       mode: z.enum(["reload", "navigate", "start", "stop"]),
       url: z.string().max(8192).optional().describe("navigate only"),

@@ -14,6 +14,7 @@ import { defineTool, type Tool } from "../define_tool.ts";
 import { OUTPUT_SCHEMAS } from "../output_schemas.ts";
 import { output } from "../response.ts";
 import { pageId } from "../schemas.ts";
+import { advertiseAs } from "../schema_compact.ts";
 
 const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"] as const;
 const headerName = z.string().min(1).max(256).regex(
@@ -101,16 +102,19 @@ export const routeTools: Tool[] = [
     capability: "devtools",
     output: OUTPUT_SCHEMAS.route_requests,
     description:
-      "Mock, block or slow requests on every page of the session (later ones too) or only page_id. url: a full URL, a path on any origin (/api/items) or a Playwright glob (* within a segment, ** across, {a,b}; the query counts: end with * to allow one). action: fulfill (status, headers, body or json), abort (reason), delay (delay_ms, then the real request) or fail_after (let count through, then fail with reason or answer status). The newest matching route decides; each routed request is a route event.",
+      "Mock, block or slow requests on every page of the session (later ones too) or only page_id. url: full URL, path on any origin (/api/items) or Playwright glob (* in a segment, ** across, {a,b}; the query counts: end with * to allow one). action: fulfill (status, headers, body or json), abort (reason), delay (delay_ms, then the real request) or fail_after (let count through, then fail). The newest matching route decides; each routed request is a route event.",
     input: z.strictObject({
       url: urlPattern,
       method: z.enum(METHODS).optional().describe("Default any"),
       action: z.enum(ROUTE_ACTIONS),
       status: z.number().int().min(200).max(599).optional().describe("fulfill (default 200) or fail_after"),
-      headers: z.union([
-        z.record(headerName, headerValue),
-        z.array(z.strictObject({ name: headerName, value: headerValue })).max(ROUTE_LIMITS.headers),
-      ]).optional().describe("{name: value} or [{name, value}]"),
+      headers: advertiseAs(
+        z.union([
+          z.record(headerName, headerValue),
+          z.array(z.strictObject({ name: headerName, value: headerValue })).max(ROUTE_LIMITS.headers),
+        ]).describe("{name: value} or [{name, value}]"),
+        { type: ["object", "array"], description: "{name: value} or [{name, value}]" },
+      ).optional(),
       body: z.string().max(ROUTE_LIMITS.body_bytes).optional().describe("Text"),
       json: z.union([z.record(z.string(), z.unknown()), z.array(z.unknown())]).optional().describe(
         "Body as JSON; sets content-type",

@@ -4,7 +4,7 @@ import { prepareDomRecording } from "../../pagestate/recorder.ts";
 import { type ScenarioCapture, withoutScreenshotData } from "../../scenario/capture.ts";
 import { type CaptureRef, compareCaptureRefs } from "../../scenario/compare_run.ts";
 import type { ComparisonResult } from "../../scenario/compare.ts";
-import { normalizationRulesSchema } from "../../scenario/normalize.ts";
+import { NORMALIZABLE_KINDS, normalizationRulesSchema } from "../../scenario/normalize.ts";
 import { runScenario, type ScenarioHost, type ToolResult } from "../../scenario/run.ts";
 import { scenarioSchema, validateScenario } from "../../scenario/schema.ts";
 import { asToolError, ToolError } from "../../errors.ts";
@@ -139,7 +139,8 @@ for (const [key, field] of Object.entries(scenarioSchema.shape)) {
   advertiseAs(field, {
     ...(key === "start_url" ? {} : { type: ARRAY_FIELDS.has(key) ? "array" : "object" }),
     ...(key === "allowed_origins" ? { items: { type: "string" } } : {}),
-    description,
+    // Quotes around the literal values cost two characters each in JSON and say nothing here.
+    description: description.replaceAll('"', ""),
   });
 }
 
@@ -192,12 +193,17 @@ export const scenarioTools: Tool[] = [
     capability: "scenario",
     output: OUTPUT_SCHEMAS.compare_web_captures,
     description:
-      "Compare two scenario captures step by step (aligned by step_id): changed, unchanged or unknown per step, " +
-      "with a committed normalization digest and a difference image for each changed screenshot.",
+      "Compare two scenario captures step by step (by step_id): changed, unchanged or unknown per step, with a " +
+      "normalization digest and a difference image per changed screenshot.",
     input: z.strictObject({
       before: captureRef,
       after: captureRef,
-      rules: normalizationRulesSchema.optional(),
+      rules: advertiseAs(normalizationRulesSchema.describe("Normalization rules applied to both captures"), {
+        type: "array",
+        description: `[{rule_id, artifacts: [${
+          NORMALIZABLE_KINDS.join("|")
+        }], match (a literal), replacement}]`,
+      }).optional(),
     }),
     annotations: { readOnlyHint: true },
     handler: async (args, app) => {

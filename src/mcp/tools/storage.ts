@@ -63,7 +63,7 @@ const cookieInput = z.strictObject({
 /** save_storage_state and load_storage_state take the same file and page. */
 const STATE_FILE_ARGS = {
   path: z.string().min(1).max(4096).describe(
-    "Absolute, or relative to the server's working directory",
+    "Absolute, or relative to the server's cwd",
   ),
   page_id: pageId.optional(),
 };
@@ -74,7 +74,7 @@ export const storageTools: Tool[] = [
     capability: "devtools",
     output: OUTPUT_SCHEMAS.cookies,
     description:
-      "The session's cookies: list (filter by name, domain, path, or url: those sent to it), get by name, set, delete by name (+ domain, path), clear (all or a domain's). Values show as lengths unless show_values.",
+      "The session's cookies: list (filter: name, domain, path, or url: those sent to it), get, set, delete (by name, + domain/path) or clear (all or a domain's). Values show as lengths unless show_values.",
     input: cookieInput,
     handler: async (args, app) => {
       const session = app.browsers.require();
@@ -244,7 +244,7 @@ export const storageTools: Tool[] = [
     capability: "devtools",
     output: OUTPUT_SCHEMAS.load_storage_state,
     description:
-      "Load a Playwright storage-state JSON file (or save_storage_state's): merges its cookies and each origin's localStorage into the session (at once where a page has the origin open, else on first visit).",
+      "Merge a Playwright storage-state JSON file (or save_storage_state's) into the session: cookies, and each origin's localStorage (at once where a page has it open, else on first visit).",
     input: z.strictObject(STATE_FILE_ARGS),
     handler: async (args, app) => {
       const session = app.browsers.require();

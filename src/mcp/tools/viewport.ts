@@ -39,7 +39,7 @@ export const viewportTools: Tool[] = [
     capability: "control",
     output: OUTPUT_SCHEMAS.set_viewport,
     description:
-      `Emulate a viewport on one page: a preset, width/height (+device_scale_factor, mobile, touch), or clear: true. Presets: ${presetSummary()}; no user-agent change. Survives navigation; reports applied and observed viewport.`,
+      `Emulate a viewport on one page (survives navigation, user agent unchanged): a preset, width/height (+ device_scale_factor, mobile, touch) or clear: true. Presets: ${presetSummary()}. Reports applied and observed viewport.`,
     input: z.strictObject({
       preset: z.enum(PRESET_NAMES).optional(),
       width: side.optional(),

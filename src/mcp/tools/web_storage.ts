@@ -63,11 +63,11 @@ export const webStorage = defineTool({
   capability: "devtools",
   output: OUTPUT_SCHEMAS.web_storage,
   description:
-    "localStorage or sessionStorage of an origin open in the page (default: the page's own): list, get, set, delete or clear by key. Values as lengths unless show_values.",
+    "An origin's localStorage or sessionStorage (default: the page's own; others must be framed in it): list, get, set, delete or clear by key. Values show as lengths unless show_values.",
   input: z.strictObject({
     action: z.enum(ACTIONS),
     storage: z.enum(["local", "session"]).optional().describe("Default local"),
-    origin: httpUrl.optional().describe("Must be framed in the page"),
+    origin: httpUrl.optional(),
     key: z.string().max(STORAGE_LIMITS.key).optional().describe("get, set, delete"),
     value: z.string().max(STORAGE_LIMITS.value).optional().describe("set"),
     show_values: z.boolean().optional(),
