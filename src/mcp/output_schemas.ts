@@ -2,8 +2,8 @@
  * What each tool's structuredContent holds, as tools/list advertises it (outputSchema). The MCP client
  * validates every non-error result against it and rejects the whole call on a mismatch, so these name
  * the key fields only, and every object stays open: a result may carry more than its schema says.
- * Error results ({error}, isError) are not validated. tools/list sends the top level only (names and
- * types, schema_compact.ts); docs/tools.md shows the rest.
+ * Error results ({error}, isError) are not validated. tools/list advertises only `{type: "object"}`
+ * (schema_compact.ts); docs/tools.md shows the fields, and the server checks them after every call.
  */
 import { z } from "zod";
 import { DEVTOOLS_OUTPUT_SCHEMAS } from "./output_schemas_devtools.ts";

@@ -12,7 +12,7 @@ import {
 } from "./bad_input_boundaries.ts";
 
 type Schema = {
-  type?: string;
+  type?: string | string[];
   enum?: unknown[];
   anyOf?: Schema[];
   minimum?: number;
@@ -23,9 +23,18 @@ type Schema = {
 
 const MEGABYTE = "x".repeat(1024 * 1024);
 
+/** A value of none of the JSON types a type list allows (compact schemas fold `anyOf` into one). */
+function outsideTypes(types: string[]): unknown {
+  if (!types.includes("number") && !types.includes("integer")) return 12345;
+  if (!types.includes("string")) return "text";
+  if (!types.includes("boolean")) return true;
+  return Symbol.for("unreachable");
+}
+
 function wrongTypeFor(s: Schema): unknown {
   if (s.enum) return "definitely-not-an-enum-value";
   if (s.anyOf) return true;
+  if (Array.isArray(s.type)) return outsideTypes(s.type);
   switch (s.type) {
     case "string":
       return 12345;
@@ -71,7 +80,8 @@ function casesFor(tool: { name: string; inputSchema: Schema }, required: Record<
       args: { ...required, [name]: wrongTypeFor(schema) },
       expectCode: "invalid_arguments",
     });
-    if (schema.type === "string" || schema.anyOf) {
+    const types = Array.isArray(schema.type) ? schema.type : [schema.type];
+    if (types.includes("string") || schema.anyOf) {
       cases.push({
         tool: tool.name,
         label: `1 MB string for ${name}`,

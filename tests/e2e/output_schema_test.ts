@@ -14,21 +14,13 @@ import {
 
 type Listed = { name: string; outputSchema?: Record<string, unknown> };
 
-/** Every listed tool has an open, typed, top-level-only outputSchema. */
+/** Every listed tool declares an outputSchema: an open object (its fields are in docs/tools.md). */
 async function checkListing(server: ServerHandle): Promise<void> {
   const tools = (await server.client.listTools()).tools as Listed[];
   assert(tools.length >= 40, `${tools.length} tools listed`);
   for (const tool of tools) {
-    const schema = tool.outputSchema;
-    assert(schema, `${tool.name} declares an outputSchema`);
-    assertEquals(schema.type, "object", `${tool.name}: an object root`);
-    assertEquals(schema.required, undefined, `${tool.name}: nothing advertised as required`);
-    assertEquals(schema.additionalProperties, undefined, `${tool.name}: open to more fields`);
-    const props = Object.entries((schema.properties ?? {}) as Record<string, Record<string, unknown>>);
-    assert(props.length > 0, `${tool.name}: names its fields`);
-    for (const [field, p] of props) {
-      assertEquals(p.properties, undefined, `${tool.name}.${field}: nested fields are not advertised`);
-    }
+    assert(tool.outputSchema, `${tool.name} declares an outputSchema`);
+    assertEquals(tool.outputSchema, { type: "object" }, `${tool.name}: an open object root`);
   }
 }
 

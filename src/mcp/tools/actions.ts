@@ -19,7 +19,7 @@ export const actionTools = [
     name: "click",
     capability: "control",
     output: OUTPUT_SCHEMAS.click,
-    description: "Click an element (ref, locator or selector) or x/y; returns the live observation.",
+    description: "Click an element or x/y.",
     input: z.strictObject({
       ...targetFields,
       button: z.enum(["left", "right", "middle"]).optional(),
@@ -40,7 +40,7 @@ export const actionTools = [
     name: "fill",
     capability: "control",
     output: OUTPUT_SCHEMAS.fill,
-    description: "Replace a field's value (text, textarea, contenteditable, date/time) and observe.",
+    description: "Replace a field's value (text, textarea, contenteditable, date/time).",
     input: z.strictObject({
       ref: targetFields.ref,
       locator: targetFields.locator,
@@ -56,7 +56,7 @@ export const actionTools = [
     capability: "control",
     output: OUTPUT_SCHEMAS.press_keys,
     description:
-      'Press keys or chords in order, e.g. "Enter" or ["Control+a", "Delete"]; optional focus target.',
+      'Press keys or chords in order, e.g. "Enter" or ["Control+a", "Delete"]; a target is focused first.',
     input: z.strictObject({
       keys: z.union([chord, z.array(chord).min(1).max(50)]),
       ref: targetFields.ref,

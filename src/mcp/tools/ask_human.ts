@@ -212,13 +212,11 @@ export const askHumanTools: Tool[] = [
     capability: "viewer",
     output: PEOPLE_OUTPUT_SCHEMAS.ask_human,
     description:
-      `Ask the person a question only a human can answer by looking (did it look broken?), with 2-${CHOICES_MAX} distinct choices ` +
-      `(question ≤ ${QUESTION_LIMIT} chars, choices ≤ ${CHOICE_LIMIT}); optionally point at an instant (at_ms, interaction_id + offset_ms, ` +
-      "marker_id or frame_id). They answer in the evidence viewer with a choice and optionally a moment marked on the timeline " +
-      "(it becomes a human marker), or in your client's elicitation form. Returns {status: answered, choice, marked_time_ms, marker_id}, " +
-      "or {status: pending, ticket, viewer_url}: at once when your client cannot show elicitation (show the person viewer_url), " +
-      `else when wait_ms passes (default ${WAIT_DEFAULT_MS}, max ${WAIT_MAX_MS}). Call again with ticket to collect the answer ` +
-      "(question and choices may then be omitted). A dismissed question is the error question_dismissed: do not ask it again.",
+      `Ask the person what only a human can judge by looking (did it look broken?), with 2-${CHOICES_MAX} distinct choices, ` +
+      "optionally at an instant; they answer in the evidence viewer (maybe marking a moment: a human marker) or your " +
+      "client's elicitation form. Returns answered (choice, marked_time_ms, marker_id), or pending (ticket, viewer_url to " +
+      `show them) at once if your client cannot elicit, else after wait_ms (default ${WAIT_DEFAULT_MS}); collect with ` +
+      "ticket alone. question_dismissed: do not ask again.",
     input,
     handler: async (args, app, call) => {
       const gateMs = args.wait_ms ?? WAIT_DEFAULT_MS;

@@ -4,6 +4,7 @@ import { ToolError } from "../../errors.ts";
 import type { AppContext } from "../context.ts";
 import { defineTool, invalidArguments, type Tool } from "../define_tool.ts";
 import { OUTPUT_SCHEMAS } from "../output_schemas.ts";
+import { advertiseAs } from "../schema_compact.ts";
 import type { ImagePart, ToolOutput } from "../response.ts";
 import { actionTools } from "./actions.ts";
 import { downloadTools } from "./downloads.ts";
@@ -313,12 +314,16 @@ export function batchTool(extra: Tool[]): Tool {
     capability: "control",
     output: OUTPUT_SCHEMAS.batch,
     description:
-      "Run control tools in order, each step {tool, args} (all validated first); each reports status, elapsed_ms and interaction. Stops at the first failure unless continue_on_error; deadline_ms bounds the batch. Returns the last step's observation; per-step screenshots with screenshots: true.",
+      "Run control tools in order as steps {tool, args}, all validated first; stops at the first failure unless continue_on_error. Returns each step's status, elapsed_ms and interaction, and the last step's observation (screenshots: true: every step's).",
     input: z.strictObject({
-      steps: z.array(z.strictObject({
-        tool: z.enum(names),
-        args: z.record(z.string(), z.unknown()).optional(),
-      })).min(1).max(MAX_STEPS),
+      // Advertised as one line naming the tools a step may run (the enum's values, without its JSON).
+      steps: advertiseAs(
+        z.array(z.strictObject({
+          tool: z.enum(names),
+          args: z.record(z.string(), z.unknown()).optional(),
+        })).min(1).max(MAX_STEPS),
+        { type: "array", description: `[{tool, args?}]; tool: ${names.join(", ")}` },
+      ),
       continue_on_error: z.boolean().optional(),
       deadline_ms: z.number().int().min(100).max(300_000).describe("Default 60000").optional(),
       screenshots: z.boolean().optional(),

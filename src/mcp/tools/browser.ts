@@ -185,7 +185,7 @@ export const browserTools = [
       every_nth_frame: everyNthFrame.optional(),
       focus: z.enum(["foreground", "preserve"]).optional(),
       record_dom: z.boolean().optional().describe(
-        "Record the DOM of every page for the page-state tools (default true); fixed for the session.",
+        "For the page-state tools; default true, fixed for the session",
       ),
       detail: detail.optional(),
     }),
@@ -225,12 +225,12 @@ export const browserTools = [
     capability: "control",
     output: OUTPUT_SCHEMAS.attach_browser,
     description:
-      "Attach to a running Chrome's or Electron app's CDP endpoint on loopback, e.g. http://127.0.0.1:9222; a dropped connection is retried.",
+      "Attach to a running Chrome or Electron CDP endpoint on loopback (e.g. http://127.0.0.1:9222); a dropped connection is retried.",
     input: z.strictObject({
       endpoint: z.string().max(2_048),
       every_nth_frame: everyNthFrame.optional(),
       record_dom: z.boolean().optional().describe(
-        "Record the DOM of every page for the page-state tools (default true); fixed for the session.",
+        "For the page-state tools; default true, fixed for the session",
       ),
       detail: detail.optional(),
     }),

@@ -22,8 +22,7 @@ export const captureTools = [
     name: "list_source_frames",
     capability: "temporal-vision",
     output: OUTPUT_SCHEMAS.list_source_frames,
-    description:
-      "Recorded frames in time order (by range or interaction), paginated with offset/next_offset.",
+    description: "Recorded frames of a range in time order, paginated (offset, next_offset).",
     input: z.strictObject({
       ...rangeFields,
       page_id: pageId.optional(),
@@ -102,8 +101,7 @@ export const captureTools = [
     name: "fetch_source_frames",
     capability: "temporal-vision",
     output: OUTPUT_SCHEMAS.fetch_source_frames,
-    description:
-      `Fetch up to ${FETCH_FRAME_LIMIT} recorded frames by frame id; the first is inlined unless inline_images is false.`,
+    description: `Recorded frames by id, up to ${FETCH_FRAME_LIMIT}; the first inline (per inline_images).`,
     input: z.strictObject({
       frame_ids: z.array(z.number().int().min(1)).min(1).max(1_000),
       session_id: sessionId.optional(),
@@ -148,7 +146,7 @@ export const captureTools = [
     capability: "temporal-vision",
     output: OUTPUT_SCHEMAS.delete_session,
     description:
-      "Delete a stopped session's frames, events, interactions, screenshots, artifacts, videos and index rows; reports the bytes freed.",
+      "Delete a stopped session's recorded data (frames, events, screenshots, artifacts, videos, index); reports bytes freed.",
     input: z.strictObject({ session_id: z.string().max(64) }),
     annotations: { destructiveHint: true },
     handler: async (args, app) => {

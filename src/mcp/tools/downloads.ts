@@ -117,8 +117,7 @@ export const downloadTools: Tool[] = [
     name: "write_clipboard",
     capability: "control",
     output: OUTPUT_SCHEMAS.write_clipboard,
-    description:
-      "Write text to the page clipboard, confirmed by reading it back; returns the live observation.",
+    description: "Write text to the page clipboard, confirmed by reading it back.",
     input: z.strictObject({ text: z.string().max(CLIPBOARD_TEXT_LIMIT), ...observed }),
     handler: async (args, app) => {
       const env = actionEnv(app, args);
@@ -141,7 +140,7 @@ export const downloadTools: Tool[] = [
     capability: "control",
     output: OUTPUT_SCHEMAS.activate_page,
     description:
-      "Bring a page to the foreground once (even under focus preserve); selection is unchanged. Returns an image.",
+      "Bring a page to the foreground once (even under focus preserve), leaving the selection; returns an image.",
     input: z.strictObject(observed),
     handler: async (args, app) => {
       // Stale-prone: the page may not have painted while hidden, so one image by default (spec).

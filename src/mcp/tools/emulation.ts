@@ -6,6 +6,7 @@ import { defineTool, type Tool } from "../define_tool.ts";
 import { OUTPUT_SCHEMAS } from "../output_schemas.ts";
 import { output } from "../response.ts";
 import { pageId } from "../schemas.ts";
+import { advertiseAs } from "../schema_compact.ts";
 
 const kbps = z.number().min(0).max(10_000_000);
 const media = z.strictObject({
@@ -21,34 +22,52 @@ export const emulationTools: Tool[] = [
     name: "emulate",
     capability: "devtools",
     output: OUTPUT_SCHEMAS.emulate,
-    description: `Emulate on one page: network (${
-      NETWORK_NAMES.join(", ")
-    } or {latency_ms, download_kbps, upload_kbps}), cpu_slowdown (1-${CPU_LIMITS.max}×), geolocation, media features, timezone, locale, user_agent. Merges with what is set (null or "none" removes a part; clear: true removes all), survives navigation, and each change is an emulation event on the timeline.`,
+    description:
+      "Emulate on one page: network, cpu_slowdown, geolocation, media features, timezone, locale, user_agent. " +
+      "Merges with what is set (null removes a part, clear: true all), survives navigation; each change is a timeline event.",
     input: z.strictObject({
       page_id: pageId.optional(),
-      network: z.union([
-        z.string().max(32).describe(`${NETWORK_NAMES.join(", ")} (slow_3g style accepted)`),
-        z.strictObject({
-          latency_ms: z.number().min(0).max(60_000).optional(),
-          download_kbps: kbps.optional().describe("Omitted: not throttled"),
-          upload_kbps: kbps.optional().describe("Omitted: not throttled"),
-        }),
-      ]).nullable().optional().describe('null or "none" removes it'),
+      network: advertiseAs(
+        z.union([
+          z.string().max(32).describe(`${NETWORK_NAMES.join(", ")} (slow_3g style accepted)`),
+          z.strictObject({
+            latency_ms: z.number().min(0).max(60_000).optional(),
+            download_kbps: kbps.optional().describe("Omitted: not throttled"),
+            upload_kbps: kbps.optional().describe("Omitted: not throttled"),
+          }),
+        ]).nullable().describe('null or "none" removes it'),
+        {
+          type: ["string", "object", "null"],
+          description: `${
+            NETWORK_NAMES.join(", ")
+          } or {latency_ms, download_kbps, upload_kbps}; null removes it`,
+        },
+      ).optional(),
       cpu_slowdown: z.number().min(CPU_LIMITS.min).max(CPU_LIMITS.max).optional().describe(
-        `Slowdown factor, ${CPU_LIMITS.min}-${CPU_LIMITS.max}; 1 removes it`,
+        "1 removes it",
       ),
-      geolocation: z.strictObject({
-        latitude: z.number().min(-90).max(90),
-        longitude: z.number().min(-180).max(180),
-        accuracy: z.number().min(0).max(1_000_000).optional().describe("Metres; default 100"),
-      }).nullable().optional().describe("null removes it; the permission is granted"),
-      media: media.nullable().optional().describe("Each field merges; null removes one (or all)"),
+      geolocation: advertiseAs(
+        z.strictObject({
+          latitude: z.number().min(-90).max(90),
+          longitude: z.number().min(-180).max(180),
+          accuracy: z.number().min(0).max(1_000_000).optional().describe("Metres; default 100"),
+        }).nullable().describe("null removes it; the permission is granted"),
+        {
+          type: ["object", "null"],
+          description: "{latitude, longitude, accuracy? (m, default 100)}; the permission is granted",
+        },
+      ).optional(),
+      media: advertiseAs(media.nullable().describe("Each field merges; null removes one (or all)"), {
+        type: ["object", "null"],
+        description: "{type: print|screen, prefers_color_scheme: light|dark, prefers_reduced_motion: " +
+          "reduce|no-preference, forced_colors: active|none}; each merges, null removes it",
+      }).optional(),
       timezone: z.string().min(1).max(64).nullable().optional().describe('IANA id, e.g. "Europe/Berlin"'),
       locale: z.string().min(1).max(35).nullable().optional().describe(
-        'BCP 47, e.g. "de-DE"; also navigator.language and Accept-Language',
+        'BCP 47, e.g. "de-DE"; also sets navigator.language, Accept-Language',
       ),
       user_agent: z.string().min(1).max(512).nullable().optional(),
-      clear: z.boolean().optional().describe("true: remove all emulation first"),
+      clear: z.boolean().optional().describe("Remove all emulation first"),
     }),
     handler: async (args, app) => {
       const session = app.browsers.require();

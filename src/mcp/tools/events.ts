@@ -32,7 +32,7 @@ export const eventTools = [
     capability: "browser-events",
     output: OUTPUT_SCHEMAS.query_browser_events,
     description:
-      "Console, exceptions, requests (metadata and request_id for get_network_request), failures, navigation, lifecycle, targets, dialogs, emulation changes, routed requests, layout shifts, long tasks, connection losses and reconnections, renderer crashes and hangs, in time order.",
+      "Recorded browser events (see kinds) in time order; requests carry the request_id for get_network_request.",
     input: z.strictObject({
       ...rangeFields,
       kinds: z.array(z.enum(KINDS)).max(KINDS.length).optional(),

@@ -98,7 +98,7 @@ export const waitTool = defineTool({
   capability: "control",
   output: OUTPUT_SCHEMAS.wait,
   description:
-    "Wait for one condition: time_ms; text (gone: true for absent); an element state (ref/locator/selector + state); locator + present (full accessibility tree; returns the count); navigation after the call (url_includes); a truthy JS condition; or network_quiet_ms. timeout_ms default 10000, then wait_timeout.",
+    "Wait for one condition: time_ms; text (gone: true: until absent); a target's state; locator + present (whole accessibility tree; returns the count); a navigation after the call (url_includes); a truthy JS condition; or network_quiet_ms. Past timeout_ms (default 10000): wait_timeout.",
   input: waitInput,
   annotations: { readOnlyHint: true },
   handler: async (args, app) => {

@@ -6,6 +6,7 @@ import { defineTool, type Tool } from "../define_tool.ts";
 import { OUTPUT_SCHEMAS } from "../output_schemas.ts";
 import { observationOutput } from "../response.ts";
 import { detail, inlineImages, pageId, targetFields } from "../schemas.ts";
+import { advertiseAs } from "../schema_compact.ts";
 import { actionEnv } from "./action_env.ts";
 
 const MAX_OPTIONS = 100;
@@ -28,7 +29,11 @@ export const formTools: Tool[] = [
     description:
       `Fill up to ${MAX_FORM_FIELDS} fields in order (text, textarea, select, checkbox, radio, date/time/color): one interaction per field, one observation at the end.`,
     input: z.strictObject({
-      fields: z.array(field).min(1).max(MAX_FORM_FIELDS),
+      fields: advertiseAs(z.array(field).min(1).max(MAX_FORM_FIELDS), {
+        type: "array",
+        description: "[{ref | locator | selector, value}]; value: text, date YYYY-MM-DD (time HH:MM, color " +
+          "#rrggbb), option value or label (array: several), true/false (checkbox, radio) or a radio group's value or label",
+      }),
       page_id: pageId.optional(),
       detail: detail.optional(),
       inline_images: inlineImages.optional(),

@@ -14,6 +14,7 @@ import { defineTool } from "../define_tool.ts";
 import { OUTPUT_SCHEMAS } from "../output_schemas.ts";
 import { output } from "../response.ts";
 import { detail, inlineImages, pageId, targetFields } from "../schemas.ts";
+import { advertiseAs } from "../schema_compact.ts";
 
 /** Inline images above this size go by resource reference only. */
 const INLINE_IMAGE_LIMIT = 1_500_000;
@@ -48,12 +49,15 @@ export const inspectTools = [
       ref: targetFields.ref,
       locator: targetFields.locator,
       selector: targetFields.selector,
-      region: z.strictObject({
-        x: z.number().min(0).max(100_000),
-        y: z.number().min(0).max(100_000),
-        width: z.number().min(1).max(16_384),
-        height: z.number().min(1).max(16_384),
-      }).optional(),
+      region: advertiseAs(
+        z.strictObject({
+          x: z.number().min(0).max(100_000),
+          y: z.number().min(0).max(100_000),
+          width: z.number().min(1).max(16_384),
+          height: z.number().min(1).max(16_384),
+        }),
+        { type: "object", description: "{x, y, width, height} viewport CSS px" },
+      ).optional(),
       format: z.enum(["png", "jpeg"]).optional(),
       inline_images: inlineImages.optional(),
     }),

@@ -7,6 +7,7 @@ import { scroll } from "../../control/scroll.ts";
 import { ToolError } from "../../errors.ts";
 import { defineTool, type Tool } from "../define_tool.ts";
 import { OUTPUT_SCHEMAS } from "../output_schemas.ts";
+import { advertiseAs } from "../schema_compact.ts";
 import { observationOutput } from "../response.ts";
 import {
   coordinate,
@@ -76,8 +77,7 @@ export const interactionTools: Tool[] = [
     name: "hover",
     capability: "control",
     output: OUTPUT_SCHEMAS.hover,
-    description:
-      "Move the mouse to an element's centre (ref, locator or selector; hit-tested like click) or x/y, and observe.",
+    description: "Move the mouse to an element's centre (hit-tested like click) or x/y.",
     input: z.strictObject({ ...targetFields, ...observed }),
     handler: async (args, app) => observationOutput(await hover(actionEnv(app, args), args, args.page_id)),
   }),
@@ -86,10 +86,13 @@ export const interactionTools: Tool[] = [
     capability: "control",
     output: OUTPUT_SCHEMAS.drag,
     description:
-      "Drag with real mouse input from a target (ref, locator, selector or x/y) to `to`; HTML5 drag-and-drop and pointer sliders both work.",
+      "Drag with real mouse input from a target or x/y to `to`; HTML5 drag-and-drop and pointer sliders both work.",
     input: z.strictObject({
       ...targetFields,
-      to: targetObject.describe("Destination: one of ref, locator, selector, or x and y"),
+      to: advertiseAs(targetObject.describe("Destination: one of ref, locator, selector, or x and y"), {
+        type: "object",
+        description: "{ref} | {locator} | {selector} | {x, y}",
+      }),
       steps: z.number().int().min(1).max(50).optional().describe(
         "Mouse moves between press and release; default 10",
       ),
@@ -132,16 +135,12 @@ export const interactionTools: Tool[] = [
       "Choose options of a native <select> by value, label or 0-based index (arrays for multiple); fires input and change.",
     input: z.strictObject({
       ...elementFields,
-      value: z.union([optionText, z.array(optionText).min(1).max(OPTION_LIMIT)]).optional().describe(
-        "Option value attribute(s)",
-      ),
-      label: z.union([optionText, z.array(optionText).min(1).max(OPTION_LIMIT)]).optional().describe(
-        "Visible option text(s)",
-      ),
+      value: z.union([optionText, z.array(optionText).min(1).max(OPTION_LIMIT)]).optional(),
+      label: z.union([optionText, z.array(optionText).min(1).max(OPTION_LIMIT)]).optional(),
       index: z.union([
         z.number().int().min(0).max(100_000),
         z.array(z.number().int().min(0).max(100_000)).min(1).max(OPTION_LIMIT),
-      ]).optional().describe("0-based option position(s)"),
+      ]).optional(),
       ...observed,
     }),
     handler: async (args, app) => {
@@ -154,11 +153,11 @@ export const interactionTools: Tool[] = [
     capability: "control",
     output: OUTPUT_SCHEMAS.upload_files,
     description:
-      "Set local files on a native file input, or the one input a label/button is bound to; paths must be readable regular files.",
+      "Set local files on a native file input, or the input a label/button is bound to; paths must be readable files.",
     input: z.strictObject({
       ...elementFields,
       paths: z.array(z.string().min(1).max(4_096)).min(1).max(UPLOAD_MAX_FILES).describe(
-        "Absolute local file paths (relative ones resolve against KROMETRAIL_UPLOAD_ROOT when set, else are refused); symlinks are resolved",
+        "Absolute; relative ones resolve against KROMETRAIL_UPLOAD_ROOT (refused if unset)",
       ),
       ...observed,
     }),

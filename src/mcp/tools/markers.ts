@@ -76,7 +76,7 @@ export const markerTools = [
     capability: "page-state",
     output: OUTPUT_SCHEMAS.annotate,
     description:
-      "Put a marker on the session timeline at an instant (at_ms, interaction_id + offset_ms, marker_id or frame_id). Markers are anchors (marker_id) for every temporal tool and show on storyboards.",
+      "Put a marker on the session timeline at an instant; markers anchor every temporal tool (marker_id) and show on storyboards.",
     input: z.strictObject({
       ...instantFields,
       label: z.string().min(1).max(80),

@@ -89,15 +89,15 @@ export const networkTools: Tool[] = [
     capability: "devtools",
     output: OUTPUT_SCHEMAS.get_network_request,
     description:
-      `One request's detail by the request_id query_browser_events gives: method, URL with its real path, status, protocol, timing phases, sizes, cache, initiator with a source-mapped stack, request and response headers (credential values redacted). body: "summary" (JSON shape, text head) or "full" (up to ${BODY_FULL_CAP_CHARS} chars), read from the live page, never stored.`,
+      "One request in detail: method, URL, status, protocol, timing, sizes, cache, source-mapped initiator, headers (credentials redacted); body from the live page, never stored.",
     input: z.strictObject({
-      request_id: z.string().min(1).max(128).describe("request_id from a query_browser_events request row"),
-      page_id: pageId.optional().describe("The page that made it; default: whichever page did"),
+      request_id: z.string().min(1).max(128).describe("From query_browser_events"),
+      page_id: pageId.optional().describe("Default: the page that made it"),
       query: z.boolean().optional().describe(
-        "Show query values (sensitive keys stay redacted); default false",
+        "Show query values (sensitive keys stay redacted)",
       ),
       body: z.union([z.enum(["summary", "full", "none"]), z.boolean()]).optional().describe(
-        `Response body: summary (or true), full (cap ${BODY_FULL_CAP_CHARS} chars), none (or false; default)`,
+        `summary (or true: JSON shape, text head), full (≤ ${BODY_FULL_CAP_CHARS} chars), none (or false; default)`,
       ),
     }),
     annotations: { readOnlyHint: true },

@@ -21,8 +21,7 @@ export const observeTools = [
     name: "observe_live",
     capability: "control",
     output: OUTPUT_SCHEMAS.observe_live,
-    description:
-      "The page as it is now, with no action: screenshot (a resource, and inline unless inline_images is false), target index, URL, title and dialog state.",
+    description: "The page now, without acting: screenshot, target index, URL, title and dialog state.",
     input: z.strictObject({
       page_id: pageId.optional(),
       detail: detail.optional(),

@@ -101,7 +101,7 @@ export const pageStateTools = [
     capability: "page-state",
     output: OUTPUT_SCHEMAS.read_dom_at,
     description:
-      "The agent-legible DOM of a page at any recorded instant (default: now / the end of the recording): interactive and state-bearing nodes, ≤ 60 lines / 1,200 chars, with the source frame that shows that state. scope: a container selector.",
+      "The agent-legible DOM of a page at a recorded instant (default: the latest): interactive and state-bearing nodes, ≤ 60 lines, with the frame showing that state; scope: a container selector.",
     input: z.strictObject({ ...instantFields, scope: cssSelector.optional() }),
     annotations: { readOnlyHint: true },
     handler: async (args, app) => {
@@ -157,7 +157,7 @@ export const pageStateTools = [
     capability: "page-state",
     output: OUTPUT_SCHEMAS.find_element,
     description:
-      "Find elements by text, role and/or selector at an instant (default: now / the end of the recording): at most 5 innermost matches with a stable selector, and when each was first and last seen (exact, from the mutation stream).",
+      "Find elements by text, role and/or selector at an instant (default: the latest): up to 5 innermost matches, each with a stable selector and when it was first and last seen.",
     input: z.strictObject({
       ...instantFields,
       text: z.string().min(1).max(200).optional(),

@@ -105,7 +105,7 @@ export const pageStateLayoutTools = [
     capability: "page-state",
     output: OUTPUT_SCHEMAS.measure_layout,
     description:
-      "Boxes, computed visibility, display, z-index, what covers each element, and pairwise overlaps at a recorded instant (replayed with real layout; recorded scripts never run).",
+      "Boxes, visibility, display, z-index, what covers each element, and pairwise overlaps at a recorded instant (real layout, replayed without scripts).",
     input: z.strictObject({ ...instantFields, selectors: z.array(cssSelector).min(1).max(8) }),
     annotations: { readOnlyHint: true },
     handler: async (args, app) => {

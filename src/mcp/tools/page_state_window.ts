@@ -33,6 +33,21 @@ import {
 import { cssSelector, scopeOf, selectorArg, stateOf } from "./page_state.ts";
 import { sessionId } from "./sessions.ts";
 import { rangeFields, rangeOf } from "./temporal_args.ts";
+import { advertiseAs } from "../schema_compact.ts";
+
+/** diff_dom's from and to, advertised as their forms (the same as the flat instant arguments'). */
+const instantArg = advertiseAs(instantObject.describe("An instant"), {
+  type: "object",
+  description: "{at_ms} | {interaction_id | marker_id, offset_ms?} | {frame_id}",
+});
+
+/** The predicate's advertised form: its kinds and fields in one line (docs/tools.md has the full union). */
+const PREDICATE_HELP = "{kind, ...}. DOM: exists {equals?} | visible {equals?} | textContains {text} | " +
+  "propertyEquals {property: disabled|checked|readOnly|value, equals} | attributeExists {name} | " +
+  "attributeEquals {name, equals} | optionCount {equals}; equals? defaults to true. Visual (no selector; " +
+  "region {x, y, width, height}): regionChanged {region, threshold? (share of pixels differing from the " +
+  "window's first frame, default 0.01)} | regionColor {region, color: #rrggbb, tolerance? (max channel " +
+  "distance of the mean colour, default 24)}";
 
 interface PageWindow {
   rec: RecordedPage;
@@ -87,12 +102,12 @@ export const pageStateWindowTools = [
     capability: "page-state",
     output: OUTPUT_SCHEMAS.diff_dom,
     description:
-      "What changed in a page's DOM between two instants (from, to: {at_ms} | {interaction_id, offset_ms} | {marker_id} | {frame_id}): added, removed, attributeChanged, textChanged; ≤ 30 changes, exact counts.",
+      "What changed in a page's DOM between two instants: added, removed, attribute and text changes; ≤ 30 shown, exact counts.",
     input: z.strictObject({
       session_id: sessionId.optional(),
       page_id: z.string().max(16).optional(),
-      from: instantObject,
-      to: instantObject,
+      from: instantArg,
+      to: instantArg,
       scope: cssSelector.optional(),
     }),
     annotations: { readOnlyHint: true },
@@ -154,12 +169,12 @@ export const pageStateWindowTools = [
     capability: "page-state",
     output: OUTPUT_SCHEMAS.bisect,
     description:
-      "Every moment in a window a condition on an element flipped, exact to the DOM mutation, each with the frame that shows the new state. predicate: exists | visible | textContains | propertyEquals | attributeExists | attributeEquals | optionCount (with selector), or over frames regionChanged | regionColor (a viewport region in CSS px, no selector). Window: range | range_handle | interaction_id (default: the page's whole recording).",
+      "Every moment a predicate flipped in a window (default: the page's whole recording), each with the frame showing the new state: DOM predicates on selector's first match, exact to the mutation; visual ones on a region, over frames.",
     input: z.strictObject({
       ...rangeFields,
       page_id: z.string().max(16).optional(),
-      selector: cssSelector.optional().describe("the element, for every DOM predicate; not for visual ones"),
-      predicate: predicateSchema,
+      selector: cssSelector.optional().describe("The element, for DOM predicates"),
+      predicate: advertiseAs(predicateSchema, { type: "object", description: PREDICATE_HELP }),
     }),
     annotations: { readOnlyHint: true },
     handler: async (args, app) => {

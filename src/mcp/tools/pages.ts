@@ -5,9 +5,18 @@ import { defineTool } from "../define_tool.ts";
 import { OUTPUT_SCHEMAS } from "../output_schemas.ts";
 import { observationOutput, output } from "../response.ts";
 import { detail, inlineImages, pageId } from "../schemas.ts";
+import { advertiseAs } from "../schema_compact.ts";
 import { actionEnv } from "./action_env.ts";
 
-const timeoutMs = z.number().int().min(100).max(120_000).describe("Load timeout; default 30000");
+/** Advertised without its meaning and default, which CONVENTIONS tells once. */
+const timeoutMs = advertiseAs(
+  z.number().int().min(100).max(120_000).describe("Load timeout; default 30000"),
+  {
+    type: "integer",
+    minimum: 100,
+    maximum: 120_000,
+  },
+);
 const waitUntil = z.enum(["load", "none"]).describe("Wait for load (default) or return at commit");
 const observed = {
   page_id: pageId.optional(),
@@ -96,7 +105,7 @@ export const pageTools = [
     name: "navigate_page",
     capability: "control",
     output: OUTPUT_SCHEMAS.navigate_page,
-    description: "Navigate a page to a URL and return the live observation.",
+    description: "Navigate a page to a URL.",
     input: z.strictObject({
       url: z.string().max(8_192),
       wait_until: waitUntil.optional(),
@@ -117,7 +126,7 @@ export const pageTools = [
     name: "reload_page",
     capability: "control",
     output: OUTPUT_SCHEMAS.reload_page,
-    description: "Reload a page and return the live observation.",
+    description: "Reload a page.",
     input: z.strictObject({
       ignore_cache: z.boolean().optional(),
       timeout_ms: timeoutMs.optional(),

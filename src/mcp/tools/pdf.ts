@@ -17,6 +17,7 @@ import { defineTool } from "../define_tool.ts";
 import { OUTPUT_SCHEMAS } from "../output_schemas.ts";
 import { output } from "../response.ts";
 import { pageId } from "../schemas.ts";
+import { advertiseAs } from "../schema_compact.ts";
 
 const PRINT_MS = 15_000;
 const inches = z.number().min(1).max(100);
@@ -26,18 +27,21 @@ export const pdfTools: Tool[] = [
     name: "save_pdf",
     capability: "devtools",
     output: OUTPUT_SCHEMAS.save_pdf,
-    description:
-      "Print the page to PDF (headless sessions only) as an evidence resource; paper letter (default), a4 or {width_in, height_in}.",
+    description: "Print the page to PDF (headless sessions only) as an evidence resource.",
     input: z.strictObject({
       page_id: pageId.optional(),
       landscape: z.boolean().optional(),
       print_background: z.boolean().optional().describe("Print background colors and images (default false)"),
       scale: z.number().min(0.1).max(2).optional().describe("Default 1"),
-      paper: z.union([
-        z.enum(["letter", "a4"]),
-        z.strictObject({ width_in: inches, height_in: inches }),
-      ]).optional(),
-      page_ranges: z.string().min(1).max(200).regex(/^[\d\s,-]+$/, "pages and ranges like 1-3, 5").optional(),
+      paper: advertiseAs(
+        z.union([
+          z.enum(["letter", "a4"]),
+          z.strictObject({ width_in: inches, height_in: inches }),
+        ]),
+        { type: ["string", "object"], description: "letter (default), a4 or {width_in, height_in}" },
+      ).optional(),
+      page_ranges: z.string().min(1).max(200).regex(/^[\d\s,-]+$/, "pages and ranges like 1-3, 5").optional()
+        .describe("e.g. 1-3, 5"),
     }),
     annotations: { readOnlyHint: true },
     handler: async (args, app) => {

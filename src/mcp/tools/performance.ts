@@ -67,18 +67,16 @@ export const performanceTools: Tool[] = [
     capability: "devtools",
     output: OUTPUT_SCHEMAS.measure_performance,
     description:
-      `Trace a page with Chrome's performance trace engine: mode reload / navigate (url) measures a load (waits for load + settle_ms, default ${PERF_SETTLE_MS}); start … act … stop measures an interaction (INP). Reports LCP with its element, CLS with every shift's sources and rects, INP phases, long tasks, insights; shifts and long tasks become timeline events; raw trace as a resource.`,
+      "Trace a page with Chrome's trace engine: mode reload or navigate (url) measures a load; start, act, stop measures an interaction. Reports LCP and its element, CLS with each shift's sources, INP phases, long tasks and insights (shifts, long tasks also as timeline events); the raw trace is a resource.",
     input: z.strictObject({
-      mode: z.enum(["reload", "navigate", "start", "stop"]).describe(
-        "reload/navigate: trace a load; start: begin tracing, act, then stop: end and analyze",
-      ),
-      url: z.string().max(8192).optional().describe('Only with mode "navigate"'),
+      mode: z.enum(["reload", "navigate", "start", "stop"]),
+      url: z.string().max(8192).optional().describe("navigate only"),
       page_id: pageId.optional(),
       timeout_ms: z.number().int().min(1_000).max(60_000).optional().describe(
-        `Load timeout (reload/navigate); default ${PERF_TIMEOUT_MS}`,
+        `Load timeout; default ${PERF_TIMEOUT_MS}`,
       ),
       settle_ms: z.number().int().min(0).max(PERF_SETTLE_MAX_MS).optional().describe(
-        `Recording kept after load (reload/navigate); default ${PERF_SETTLE_MS}`,
+        `Traced after load; default ${PERF_SETTLE_MS}`,
       ),
     }),
     handler: async (args, app) => {

@@ -81,7 +81,7 @@ export const pinTools = [
     capability: "temporal-vision",
     output: OUTPUT_SCHEMAS.pin_resolved_range,
     description:
-      "Protect a range (range, range_handle or interaction_id) from budget reclaim and age-out until unpinned; returns a pin_id and the bytes it holds.",
+      "Protect a range's evidence from budget reclaim and age-out until unpinned; returns pin_id and the bytes it holds.",
     input: z.strictObject({
       ...rangeFields,
       label: z.string().max(80).optional(),
@@ -114,7 +114,7 @@ export const pinTools = [
     capability: "temporal-vision",
     output: OUTPUT_SCHEMAS.unpin_resolved_range,
     description:
-      "Release a pin by pin_id, or every pin of exactly the range given (range, range_handle or interaction_id); its evidence is reclaimable again.",
+      "Release a pin by pin_id, or every pin of exactly the range given; its evidence is reclaimable again.",
     input: z.strictObject({ pin_id: pinId.optional(), ...rangeFields }),
     annotations: { idempotentHint: true },
     handler: async (args, app) => {

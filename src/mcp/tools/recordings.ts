@@ -115,7 +115,7 @@ export const recordingTools = [
     capability: "page-state",
     output: OUTPUT_SCHEMAS.load_recording,
     description:
-      "Load a local rrweb JSON recording (≤ 64 MiB; an events array or { events }) as a read-only session every page-state tool answers on (pass its session_id). render: true also replays it under a screencast so the temporal tools (storyboards, frames, video) work on it.",
+      "Load a local rrweb JSON recording (events array or {events}) as a read-only session for the page-state tools (use its session_id); render: true also replays it on screen for the temporal tools.",
     input: z.strictObject({
       path: z.string().min(1).max(4096),
       render: z.boolean().optional(),

@@ -14,6 +14,7 @@ import { defineTool, type Tool } from "../define_tool.ts";
 import { OUTPUT_SCHEMAS } from "../output_schemas.ts";
 import { output } from "../response.ts";
 import { pageId } from "../schemas.ts";
+import { advertiseAs } from "../schema_compact.ts";
 
 const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"] as const;
 const headerName = z.string().min(1).max(256).regex(
@@ -101,28 +102,31 @@ export const routeTools: Tool[] = [
     capability: "devtools",
     output: OUTPUT_SCHEMAS.route_requests,
     description:
-      "Mock, block or slow requests on every page of the session (incl. pages opened later and after navigation), or only page_id. url: a full URL, a path on any origin (/api/items), or a Playwright glob (* within a path segment, ** across, {a,b}; the query is part of the URL: end with * to allow one). action: fulfill (status, headers, body or json), abort (reason), delay (delay_ms, then the real request), fail_after (let count through, then fail with reason, or answer status). delay_ms also delays fulfill/abort; times removes the route after N matches. The newest matching route decides. Each routed request is a `route` event tied to the interaction in flight.",
+      "Mock, block or slow requests on every page of the session (later ones too) or only page_id. url: full URL, path on any origin (/api/items) or Playwright glob (* in a segment, ** across, {a,b}; the query counts: end with * to allow one). action: fulfill (status, headers, body or json), abort (reason), delay (delay_ms, then the real request) or fail_after (let count through, then fail). The newest matching route decides; each routed request is a route event.",
     input: z.strictObject({
-      url: urlPattern.describe("Full URL, /path on any origin, or glob like **/api/*"),
-      method: z.enum(METHODS).optional().describe("Only this method; default any"),
+      url: urlPattern,
+      method: z.enum(METHODS).optional().describe("Default any"),
       action: z.enum(ROUTE_ACTIONS),
       status: z.number().int().min(200).max(599).optional().describe("fulfill (default 200) or fail_after"),
-      headers: z.union([
-        z.record(headerName, headerValue),
-        z.array(z.strictObject({ name: headerName, value: headerValue })).max(ROUTE_LIMITS.headers),
-      ]).optional().describe("Response headers: {name: value} or [{name, value}]"),
-      body: z.string().max(ROUTE_LIMITS.body_bytes).optional().describe("Response body text (≤ 1 MB UTF-8)"),
+      headers: advertiseAs(
+        z.union([
+          z.record(headerName, headerValue),
+          z.array(z.strictObject({ name: headerName, value: headerValue })).max(ROUTE_LIMITS.headers),
+        ]).describe("{name: value} or [{name, value}]"),
+        { type: ["object", "array"], description: "{name: value} or [{name, value}]" },
+      ).optional(),
+      body: z.string().max(ROUTE_LIMITS.body_bytes).optional().describe("Text"),
       json: z.union([z.record(z.string(), z.unknown()), z.array(z.unknown())]).optional().describe(
-        "Response body as a JSON object or array; sets content-type application/json",
+        "Body as JSON; sets content-type",
       ),
       content_type: z.string().max(256).regex(/^[^\r\n\0]*$/).optional(),
-      reason: z.enum(REASON_NAMES).optional().describe("Network error for abort/fail_after; default failed"),
-      delay_ms: z.number().int().min(0).optional().describe(`≤ ${ROUTE_LIMITS.delay_ms}`),
+      reason: z.enum(REASON_NAMES).optional().describe("Default failed"),
+      delay_ms: z.number().int().min(0).optional().describe("Also delays fulfill/abort"),
       count: z.number().int().min(0).max(ROUTE_LIMITS.count).optional().describe(
         "fail_after: requests let through first",
       ),
-      times: z.number().int().min(1).max(ROUTE_LIMITS.times).optional().describe("Remove after N matches"),
-      page_id: pageId.optional().describe("Only this page; default every page"),
+      times: z.number().int().min(1).max(ROUTE_LIMITS.times).optional().describe("Removed after N matches"),
+      page_id: pageId.optional(),
     }),
     annotations: { openWorldHint: false },
     handler: async (args, app) => {
@@ -164,11 +168,10 @@ export const routeTools: Tool[] = [
     name: "unroute",
     capability: "devtools",
     output: OUTPUT_SCHEMAS.unroute,
-    description:
-      "Remove routes: one by route_id, every route with exactly this url pattern, or all: true. Pages with no route left stop intercepting.",
+    description: "Remove routes: one by route_id, every route with exactly this url pattern, or all: true.",
     input: z.strictObject({
       route_id: z.string().max(16).optional(),
-      url: urlPattern.optional().describe("The url pattern exactly as given to route_requests"),
+      url: urlPattern.optional(),
       all: z.literal(true).optional(),
     }),
     annotations: { destructiveHint: true, idempotentHint: true },

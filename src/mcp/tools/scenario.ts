@@ -4,7 +4,7 @@ import { prepareDomRecording } from "../../pagestate/recorder.ts";
 import { type ScenarioCapture, withoutScreenshotData } from "../../scenario/capture.ts";
 import { type CaptureRef, compareCaptureRefs } from "../../scenario/compare_run.ts";
 import type { ComparisonResult } from "../../scenario/compare.ts";
-import { normalizationRulesSchema } from "../../scenario/normalize.ts";
+import { NORMALIZABLE_KINDS, normalizationRulesSchema } from "../../scenario/normalize.ts";
 import { runScenario, type ScenarioHost, type ToolResult } from "../../scenario/run.ts";
 import { scenarioSchema, validateScenario } from "../../scenario/schema.ts";
 import { asToolError, ToolError } from "../../errors.ts";
@@ -139,14 +139,15 @@ for (const [key, field] of Object.entries(scenarioSchema.shape)) {
   advertiseAs(field, {
     ...(key === "start_url" ? {} : { type: ARRAY_FIELDS.has(key) ? "array" : "object" }),
     ...(key === "allowed_origins" ? { items: { type: "string" } } : {}),
-    description,
+    // Quotes around the literal values cost two characters each in JSON and say nothing here.
+    description: description.replaceAll('"', ""),
   });
 }
 
 const captureRef = z.union([
   z.string().min(1).max(4_096),
   z.looseObject({}),
-]).describe("A capture: the capture_uri a capture returned, a capture file path, or the capture object");
+]).describe("A capture_uri, a capture file path, or the capture object");
 
 export const scenarioTools: Tool[] = [
   defineTool({
@@ -154,9 +155,8 @@ export const scenarioTools: Tool[] = [
     capability: "scenario",
     output: OUTPUT_SCHEMAS.capture_browser_scenario,
     description:
-      "Run a declared scenario as a recorded session: browser {mode: launch|connect}, start_url, actions " +
-      "(goto, click, fill, press, select_option, check, uncheck, hover, wait_for, scroll, upload; each with a " +
-      "step_id), allowed_origins, capture. Returns per-step evidence; compare two with compare_web_captures.",
+      "Run a declared scenario (browser, start_url, actions by step_id, capture) as a recorded session; returns " +
+      "per-step evidence. Compare two with compare_web_captures.",
     input: scenarioSchema,
     // invalid_arguments like every tool, worded as the CLI's invalid_scenario: each problem by path and rule.
     invalidInput: (raw, error) => {
@@ -193,12 +193,17 @@ export const scenarioTools: Tool[] = [
     capability: "scenario",
     output: OUTPUT_SCHEMAS.compare_web_captures,
     description:
-      "Compare two scenario captures step by step (aligned by step_id): changed, unchanged or unknown per step, " +
-      "with a committed normalization digest and a difference image for each changed screenshot.",
+      "Compare two scenario captures step by step (by step_id): changed, unchanged or unknown per step, with a " +
+      "normalization digest and a difference image per changed screenshot.",
     input: z.strictObject({
       before: captureRef,
       after: captureRef,
-      rules: normalizationRulesSchema.optional(),
+      rules: advertiseAs(normalizationRulesSchema.describe("Normalization rules applied to both captures"), {
+        type: "array",
+        description: `[{rule_id, artifacts: [${
+          NORMALIZABLE_KINDS.join("|")
+        }], match (a literal), replacement}]`,
+      }).optional(),
     }),
     annotations: { readOnlyHint: true },
     handler: async (args, app) => {

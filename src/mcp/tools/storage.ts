@@ -40,12 +40,10 @@ const DEFAULT_LIST = 50;
 
 const cookieInput = z.strictObject({
   action: z.enum(ACTIONS),
-  name: z.string().min(1).max(COOKIE_LIMITS.name).optional().describe(
-    "Cookie name (get, set, delete; filter for list)",
-  ),
+  name: z.string().min(1).max(COOKIE_LIMITS.name).optional(),
   value: z.string().max(COOKIE_LIMITS.value).optional().describe("set"),
   url: httpUrl.optional().describe(
-    "set: the URL it belongs to (default the page's); list/get: cookies sent to it",
+    "set: the URL it belongs to (default the page's)",
   ),
   domain: z.string().min(1).max(253).optional().describe(
     "set: a domain cookie (.example.com); filter otherwise",
@@ -57,17 +55,15 @@ const cookieInput = z.strictObject({
   http_only: z.boolean().optional(),
   secure: z.boolean().optional(),
   same_site: z.enum(["Strict", "Lax", "None"]).optional(),
-  show_values: z.boolean().optional().describe("Show values (default: lengths only)"),
-  max_cookies: z.number().int().min(1).max(COOKIE_LIMITS.list).optional().describe(
-    `list/get: rows shown (default ${DEFAULT_LIST})`,
-  ),
+  show_values: z.boolean().optional(),
+  max_cookies: z.number().int().min(1).max(COOKIE_LIMITS.list).optional().describe(`Default ${DEFAULT_LIST}`),
   page_id: pageId.optional(),
 });
 
 /** save_storage_state and load_storage_state take the same file and page. */
 const STATE_FILE_ARGS = {
   path: z.string().min(1).max(4096).describe(
-    "File path (absolute, or relative to the server's working directory)",
+    "Absolute, or relative to the server's cwd",
   ),
   page_id: pageId.optional(),
 };
@@ -78,7 +74,7 @@ export const storageTools: Tool[] = [
     capability: "devtools",
     output: OUTPUT_SCHEMAS.cookies,
     description:
-      "The session's cookies: list (filters name/domain/path, or url: those sent to it), get by name, set, delete by name (+domain/path), clear (all, or a domain's). Values as lengths unless show_values.",
+      "The session's cookies: list (filter: name, domain, path, or url: those sent to it), get, set, delete (by name, + domain/path) or clear (all or a domain's). Values show as lengths unless show_values.",
     input: cookieInput,
     handler: async (args, app) => {
       const session = app.browsers.require();
@@ -212,7 +208,7 @@ export const storageTools: Tool[] = [
     capability: "devtools",
     output: OUTPUT_SCHEMAS.save_storage_state,
     description:
-      "Save the session's cookies and the localStorage of its open pages' origins to a file in Playwright's storage-state JSON (mode 0600; it holds secrets). Opens in Playwright's newContext({storageState}).",
+      "Save the session's cookies and its open pages' localStorage to a Playwright storage-state JSON file (mode 0600: it holds secrets).",
     input: z.strictObject(STATE_FILE_ARGS),
     handler: async (args, app) => {
       const session = app.browsers.require();
@@ -248,7 +244,7 @@ export const storageTools: Tool[] = [
     capability: "devtools",
     output: OUTPUT_SCHEMAS.load_storage_state,
     description:
-      "Load a Playwright storage-state JSON file (Playwright's context.storageState({path}) or save_storage_state): merges its cookies and each origin's localStorage into the session (now where a page has the origin open, else on the page's first visit).",
+      "Merge a Playwright storage-state JSON file (or save_storage_state's) into the session: cookies, and each origin's localStorage (at once where a page has it open, else on first visit).",
     input: z.strictObject(STATE_FILE_ARGS),
     handler: async (args, app) => {
       const session = app.browsers.require();

@@ -21,6 +21,7 @@ import { defineTool } from "../define_tool.ts";
 import { OUTPUT_SCHEMAS } from "../output_schemas.ts";
 import { output, type ToolOutput } from "../response.ts";
 import { detail, inlineImages } from "../schemas.ts";
+import { advertiseAs } from "../schema_compact.ts";
 import { conflictingArguments } from "./arg_conflicts.ts";
 import { artifactEnv, rangeFields, rangeOf, waitForTail } from "./temporal_args.ts";
 import { captureQuality, rangeText, regionArg, resolveRegion } from "./temporal_region.ts";
@@ -28,8 +29,17 @@ import { captureQuality, rangeText, regionArg, resolveRegion } from "./temporal_
 /** A live tail this close is waited for, so a bundle right after an action shows its settle. */
 const TAIL_WAIT_MS = 2_500;
 
-const maxTiles = z.number().int().min(MIN_TILES).max(MAX_TILES).describe(`Default ${DEFAULT_MAX_TILES}`);
-const noiseFloor = z.number().int().min(0).max(128).describe("Channel difference that is noise; default 12");
+// Advertised without their defaults and meaning, which CONVENTIONS tells once for the picture tools.
+const maxTiles = advertiseAs(
+  z.number().int().min(MIN_TILES).max(MAX_TILES).describe(`Default ${DEFAULT_MAX_TILES}`),
+  { type: "integer", minimum: MIN_TILES, maximum: MAX_TILES },
+);
+const noiseFloor = advertiseAs(
+  z.number().int().min(0).max(128).describe("Noise threshold per channel; default 12"),
+  { type: "integer", minimum: 0, maximum: 128 },
+);
+const epochsOf = (help: string) =>
+  advertiseAs(z.enum(["anchor", "all"]).describe(help), { enum: ["anchor", "all"] });
 
 /** What every picture-making tool takes besides its range: tiles, noise floor and presentation. */
 const pictureFields = {
@@ -179,8 +189,7 @@ export const temporalTools = [
     name: "resolve_temporal_range",
     capability: "temporal-vision",
     output: OUTPUT_SCHEMAS.resolve_temporal_range,
-    description:
-      "Resolve an anchor (interaction, navigation, marker, frames, times) to an exact range, a range_handle and capture quality.",
+    description: "Resolve a range (any anchor) to exact bounds, a range_handle and capture quality.",
     input: z.strictObject({ ...rangeFields, detail: detail.optional() }),
     annotations: { readOnlyHint: true },
     handler: async (args, app) => {
@@ -202,7 +211,7 @@ export const temporalTools = [
       "Start here to see what happened over time: measurements and transient states in words, the storyboard (inlined), URIs of the before/during/after composite and difference map, nearby events.",
     input: z.strictObject({
       ...rangeFields,
-      epochs: z.enum(["anchor", "all"]).optional().describe("Default anchor (its visual epoch)"),
+      epochs: epochsOf("Default anchor (its visual epoch)").optional(),
       ...pictureFields,
     }),
     annotations: { readOnlyHint: true },
@@ -246,7 +255,7 @@ export const temporalTools = [
     capability: "temporal-vision",
     output: OUTPUT_SCHEMAS.generate_artifacts,
     description:
-      "Generate storyboard, difference_map, motion_history, composite or region_filmstrip (needs region) images for a range, with provenance manifests.",
+      "Storyboard, difference_map, motion_history, composite or region_filmstrip (needs region) images of a range, with provenance manifests.",
     input: z.strictObject({
       ...rangeFields,
       generators: z.array(
@@ -254,7 +263,7 @@ export const temporalTools = [
       )
         .min(1).max(5).optional().describe("Default [storyboard]"),
       region: regionArg.optional(),
-      epochs: z.enum(["anchor", "all"]).optional().describe("Default all"),
+      epochs: epochsOf("Default all").optional(),
       ...pictureFields,
     }),
     annotations: { readOnlyHint: true },
@@ -289,12 +298,11 @@ export const temporalTools = [
     name: "generate_region_filmstrip",
     capability: "temporal-vision",
     output: OUTPUT_SCHEMAS.generate_region_filmstrip,
-    description:
-      "One region across time at readable scale, beside a locator image. Region by viewport coords, a frame's pixels, a ref, or a mask.",
+    description: "One region across time at readable scale, beside a locator image.",
     input: z.strictObject({
       ...rangeFields,
       region: regionArg,
-      epochs: z.enum(["anchor", "all"]).optional().describe("Default all"),
+      epochs: epochsOf("Default all").optional(),
       ...pictureFields,
     }),
     annotations: { readOnlyHint: true },

@@ -16,6 +16,7 @@ import { wallMs } from "../../capture/screencast.ts";
 import { tailStep } from "../../temporal/tail_wait.ts";
 import type { AppContext } from "../context.ts";
 import { advertiseAs } from "../schema_compact.ts";
+import { SEE_INSTRUCTIONS } from "../schemas.ts";
 import { conflictingArguments } from "./arg_conflicts.ts";
 import { assertSessionPage, resolveSession, sessionId } from "./sessions.ts";
 
@@ -73,10 +74,10 @@ const RANGE_HELP =
 
 export const rangeFields = {
   session_id: sessionId.optional(),
-  // Advertised as its description: the anchor forms are the point, and the field names say their types.
+  // Advertised as an object and a pointer: CONVENTIONS (the server instructions) tells the anchor forms.
   range: advertiseAs(z.union([rangeRequest, resolvedRange]).describe(RANGE_HELP), {
     type: "object",
-    description: RANGE_HELP,
+    description: SEE_INSTRUCTIONS,
   }).optional(),
   range_handle: z.string().max(40).optional(),
   interaction_id: z.string().max(64).optional(),

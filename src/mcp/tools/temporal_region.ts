@@ -14,7 +14,7 @@ import { signedMs } from "../../temporal/render/layout.ts";
 import type { Rect } from "../../vision/image.ts";
 import type { AppContext } from "../context.ts";
 import { advertiseAs } from "../schema_compact.ts";
-import { ref } from "../schemas.ts";
+import { ref, SEE_INSTRUCTIONS } from "../schemas.ts";
 
 const extent = z.number().min(-100_000).max(100_000);
 const size = z.number().min(1).max(100_000);
@@ -23,7 +23,7 @@ const rect = z.strictObject({ x: extent, y: extent, width: size, height: size })
 const REGION_HELP =
   "{x, y, width, height} viewport CSS px (+ frame_id: that frame's pixels) | {ref} (its current box) | {mask: [{x, y, width, height}]} (only these are measured)";
 
-/** Advertised as its description: the three forms are the point, and the field names say their types. */
+/** Advertised as an object and a pointer: CONVENTIONS (the server instructions) tells the three forms. */
 export const regionArg = advertiseAs(
   z.strictObject({
     x: extent.optional(),
@@ -34,7 +34,7 @@ export const regionArg = advertiseAs(
     ref: ref.optional(),
     mask: z.array(rect).min(1).max(32).optional(),
   }).describe(REGION_HELP),
-  { type: "object", description: REGION_HELP },
+  { type: "object", description: SEE_INSTRUCTIONS },
 );
 
 function invalidRegion(message: string, recovery: string): ToolError {

@@ -37,7 +37,7 @@ export const viewerTools: Tool[] = [
     capability: "viewer",
     output: PEOPLE_OUTPUT_SCHEMAS.open_viewer,
     description:
-      "URL of the local evidence viewer (127.0.0.1, this process) for a person: sessions, a scrubbable timeline of frames and events, storyboards. Deep link with session_id, page_id, at_ms.",
+      "URL of the local evidence viewer (127.0.0.1) for a person: sessions, a scrubbable timeline of frames and events, storyboards; deep-links to session_id, page_id, at_ms.",
     input: z.strictObject({
       session_id: sessionId.optional(),
       page_id: pageId.optional(),

@@ -63,14 +63,14 @@ export const webStorage = defineTool({
   capability: "devtools",
   output: OUTPUT_SCHEMAS.web_storage,
   description:
-    "localStorage or sessionStorage of an origin open in the page (default: the page's own): list, get, set, delete or clear by key. Values as lengths unless show_values.",
+    "An origin's localStorage or sessionStorage (default: the page's own; others must be framed in it): list, get, set, delete or clear by key. Values show as lengths unless show_values.",
   input: z.strictObject({
     action: z.enum(ACTIONS),
     storage: z.enum(["local", "session"]).optional().describe("Default local"),
-    origin: httpUrl.optional().describe("Default: the page's origin; must be framed in the page"),
+    origin: httpUrl.optional(),
     key: z.string().max(STORAGE_LIMITS.key).optional().describe("get, set, delete"),
     value: z.string().max(STORAGE_LIMITS.value).optional().describe("set"),
-    show_values: z.boolean().optional().describe("Show values (default: lengths only)"),
+    show_values: z.boolean().optional(),
     max_entries: z.number().int().min(1).max(STORAGE_LIMITS.list).optional().describe(
       `list: entries shown (default ${DEFAULT_LIST})`,
     ),
