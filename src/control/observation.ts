@@ -161,26 +161,14 @@ export async function observe(ctx: ActionContext, opts: ObserveOptions): Promise
   // run); a later rendezvous starts them again.
   let shotTaken: Promise<Shot> | undefined;
   let snapTaken: ReturnType<typeof observeSnapshot> | undefined;
-  // The snapshot of a document: started once per document generation (a navigation met again restarts it).
-  let snapFor: number | undefined;
-  const takeSnapshot = () => {
-    if (snapTaken && snapFor === page.generation) return;
-    snapFor = page.generation;
-    snapTaken = observeSnapshot(session, page, opts.detail === "concise");
-    snapTaken.catch(() => {});
-  };
   const takeShot = () => {
     // A document still loading is met again once it is idle.
     if (page.loading) return;
     shotTaken = postActionImage(page, opts.frames !== undefined);
     shotTaken.catch(() => {});
-    takeSnapshot();
+    snapTaken = observeSnapshot(session, page, opts.detail === "concise");
+    snapTaken.catch(() => {});
   };
-  // A new document that has loaded has no input of ours pending: its tree is read at once, beside the
-  // rendezvous that the screenshot waits for.
-  if (!page.closed && !page.dialog && !page.loading && page.generation !== ctx.before.generation) {
-    takeSnapshot();
-  }
   let hidden = false;
   if (!page.closed && !page.dialog) {
     let met = await phase("rendezvous", () => rendezvous(page, takeShot));
@@ -192,7 +180,6 @@ export async function observe(ctx: ActionContext, opts: ObserveOptions): Promise
     // A navigation the action started: settle it, then meet the compositor again on the new document.
     if (!hidden && page.loading) {
       shotTaken = snapTaken = undefined;
-      snapFor = undefined;
       const idle = await phase("wait_for_idle", () => page.waitForIdle(NAVIGATION_SETTLE_MS));
       if (!idle) warnings.push("navigation_still_loading");
       if (!page.dialog) met = await phase("rendezvous_after_load", () => rendezvous(page, takeShot));
