@@ -31,11 +31,12 @@ import {
 const ITERATIONS = 12;
 
 /**
- * `--breakdown`: also print where krometrail's time goes inside each call (lib/breakdown.ts).
+ * The breakdown of where krometrail's time goes inside each call (lib/breakdown.ts) is printed after the
+ * table; `--breakdown` asks for it explicitly, `--no-breakdown` leaves it out (and the server untimed).
  * `--only NAME[,NAME]`: run only these systems (e.g. `--only krometrail` while tuning; the targets
  * that compare with a peer then print n/a).
  */
-const BREAKDOWN = Deno.args.includes("--breakdown");
+const BREAKDOWN = !Deno.args.includes("--no-breakdown");
 const onlyArg = Deno.args.indexOf("--only");
 const ONLY = onlyArg >= 0 ? (Deno.args[onlyArg + 1] ?? "").split(",").filter(Boolean) : undefined;
 
@@ -71,7 +72,7 @@ interface Session {
   flow: Flow;
   /** The devtools round trips, for the systems compared there (krometrail, chrome-devtools-mcp). */
   devtools?: DevtoolsFlow;
-  /** krometrail with --breakdown: the server's per-call phase log. */
+  /** krometrail, unless --no-breakdown: the server's per-call phase log. */
   phases?: PhaseLog;
   close(): Promise<void>;
 }
@@ -306,7 +307,7 @@ try {
   console.log(table(reports));
   const ourReport = reports.find((r) => r.name === "krometrail");
   if (ourReport?.phases) {
-    console.log("\nBreakdown (krometrail, server-side phases; --breakdown)\n");
+    console.log("\nBreakdown (krometrail, server-side phases)\n");
     console.log(breakdownTables(ourReport.phases, {
       navigate: "navigate_page",
       snapshot: "snapshot_page",
