@@ -164,9 +164,9 @@ export async function observe(ctx: ActionContext, opts: ObserveOptions): Promise
   const takeShot = () => {
     // A document still loading is met again once it is idle.
     if (page.loading) return;
-    shotTaken = postActionImage(page, opts.frames !== undefined);
+    shotTaken = phase("post_action_image", () => postActionImage(page, opts.frames !== undefined));
     shotTaken.catch(() => {});
-    snapTaken = observeSnapshot(session, page, opts.detail === "concise");
+    snapTaken = phase("observe_snapshot", () => observeSnapshot(session, page, opts.detail === "concise"));
     snapTaken.catch(() => {});
   };
   let hidden = false;
@@ -198,19 +198,22 @@ export async function observe(ctx: ActionContext, opts: ObserveOptions): Promise
     warnings.push("target_hidden: the page is in the background (focus preserve); no screenshot or snapshot");
   } else {
     // The screenshot (unless the rendezvous has it coming), the settle watch, beside the snapshot.
-    const shotPromise = shotTaken ?? postActionImage(page, opts.frames !== undefined);
-    const snapped = snapTaken ?? observeSnapshot(session, page, opts.detail === "concise");
+    const shotPromise = shotTaken ??
+      phase("post_action_image", () => postActionImage(page, opts.frames !== undefined));
+    const snapped = snapTaken ??
+      phase("observe_snapshot", () => observeSnapshot(session, page, opts.detail === "concise"));
     const capWallMs = wallMs() - session.now() + (record.dispatched_ms ?? record.started_ms) + SETTLE_CAP_MS;
     const [shotResult, snapResult, settleResult] = await Promise.allSettled([
-      phase("post_action_image", () => shotPromise),
-      phase("observe_snapshot", () => snapped),
+      shotPromise,
+      snapped,
       shotPromise.then((shot) =>
-        settledAfter(shot, opts.frames, page.id, {
-          observed: snapped.catch(() => {}),
-          requestsQuiet: ctx.requests.quiet(),
-          dispatchStartMs: ctx.requests.armedAtMs,
-          capWallMs,
-        })
+        phase("settle_watch", () =>
+          settledAfter(shot, opts.frames, page.id, {
+            observed: snapped.catch(() => {}),
+            requestsQuiet: ctx.requests.quiet(),
+            dispatchStartMs: ctx.requests.armedAtMs,
+            capWallMs,
+          }))
       ),
     ]);
     if (settleResult.status === "fulfilled") settled = settleResult.value;
