@@ -3,6 +3,7 @@
  * measurements, the before/during/after composite, the storyboard and the difference map, capture
  * quality, and the browser events nearest the major visual changes, all traceable to source frames.
  */
+import { nextTurn } from "./steps.ts";
 import { type EventView, queryEvents } from "../capture/events_query.ts";
 import { type EmulationView, emulationView, eventsNearChanges, layoutShiftLine } from "./bundle_events.ts";
 import type { EpochAnalysis } from "./analysis.ts";
@@ -310,8 +311,6 @@ export async function buildBundle(
   const pageEvents = all.events.filter((e) => e.page_id === null || e.page_id === range.page_id);
   return await bundleResults(env, prepared, pageEvents, opts);
 }
-
-const nextTurn = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
 
 /** All three settle (none left writing behind a failed one); the first failure is then thrown. */
 async function allSettled<T extends unknown[]>(work: { [K in keyof T]: Promise<T[K]> }): Promise<T> {

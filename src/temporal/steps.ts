@@ -18,6 +18,9 @@ export function runSteps<T>(steps: Steps<T>): T {
 /** Longest stretch of synchronous work between two turns of the event loop. */
 const SLICE_MS = 12;
 
+/** One turn of the event loop: a macrotask, so socket messages (a cancellation among them) get in. */
+export const nextTurn = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 0));
+
 /**
  * Drains `steps`, yielding to the event loop every `sliceMs`. Each yield is a safe point: a cancelled
  * call (call_signal.ts) stops here with its reason; the generators hold nothing that needs closing.
@@ -28,8 +31,7 @@ export async function runStepsYielding<T>(steps: Steps<T>, sliceMs = SLICE_MS): 
     const next = steps.next();
     if (next.done) return next.value;
     if (performance.now() - sliceStart >= sliceMs) {
-      // A macrotask, not a microtask: only that lets socket messages in (a cancellation among them).
-      await new Promise((resolve) => setTimeout(resolve, 0));
+      await nextTurn();
       throwIfCancelled();
       sliceStart = performance.now();
     }

@@ -4,6 +4,7 @@
  * chosen for the region, its region sampled and the predicate evaluated. At most MAX_VISUAL_PROBES frames are
  * decoded; beyond that the window is sampled evenly and each flip narrowed by bisection, and the answer says so.
  */
+import { nextTurn } from "./steps.ts";
 import type { DatabaseSync } from "node:sqlite";
 import { frameBytes, type FrameRow, frameUri, getFrames } from "../capture/frames.ts";
 import { currentCallSignal } from "../browser/call_signal.ts";
@@ -202,7 +203,7 @@ export async function scanVisual(
   let slice = performance.now();
   while (!step.done) {
     if (performance.now() - slice > SLICE_MS) {
-      await new Promise((r) => setTimeout(r, 0));
+      await nextTurn();
       signal?.throwIfAborted();
       slice = performance.now();
     }

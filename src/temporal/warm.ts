@@ -17,7 +17,7 @@ import { splitEpochs } from "./frames.ts";
 import { kernelOps } from "./pixel_ops.ts";
 import { type Prepared, TemporalCache } from "./prepare.ts";
 import type { ResolvedRange } from "./range.ts";
-import { runStepsYielding } from "./steps.ts";
+import { nextTurn, runStepsYielding } from "./steps.ts";
 
 /** White, a blue button, two text lines and a red panel (ffmpeg mjpeg, 4:2:0 like Chrome's frames). */
 const FRAME_JPEG =
@@ -27,8 +27,6 @@ const MS = 1_000_000;
 const FRAMES = 6;
 /** Rounds of the whole bundle: V8 optimizes hot code after it has run a few times, not once. */
 const ROUNDS = 3;
-
-const nextTurn = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
 
 function frameRow(i: number, width: number, height: number): FrameRow {
   const t = i * 100;
